@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: GPL-2.0
+# Single entry point of the kit. 'make help' lists the targets.
+
+KSRC ?=
+SERIES ?= on
+PAGE_SIZE ?= 4K
+DEBUG ?= on
+MEM ?= 4G
+SMP ?= 4
+QEMU_TIMEOUT ?= 900
+CMDLINE ?=
+STRESS ?=
+export KSRC SERIES PAGE_SIZE DEBUG MEM SMP QEMU_TIMEOUT CMDLINE STRESS
+
+S := scripts
+
+.PHONY: help deps tree apply config kernel kmod selftests initramfs boot \
+	run check clean distclean
+
+help:
+	@sed -n 's/^## //p' $(S)/help.txt
+
+deps:
+	@$(S)/deps.sh
+
+tree: deps
+	@$(S)/tree.sh >/dev/null
+
+apply: tree
+	@$(S)/apply.sh
+
+config: apply
+	@$(S)/config.sh
+
+kernel: config
+	@$(S)/kernel.sh
+
+kmod: kernel
+	@$(S)/kmod.sh
+
+selftests: apply
+	@$(S)/selftests.sh
+
+initramfs: kmod selftests
+	@$(S)/initramfs.sh
+
+boot: initramfs
+	@JOB=shell $(S)/boot.sh
+
+run: initramfs
+	@$(S)/run.sh
+
+check: deps
+	@$(S)/check.sh
+
+clean:
+	rm -rf out/trees/*/build-* out/logs out/run out/check
+
+distclean:
+	@for t in out/trees/*/src; do \
+		[ -d "$$t" ] && git -C "$$t" worktree remove --force "$$t" 2>/dev/null; \
+	done; true
+	rm -rf out

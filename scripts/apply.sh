@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Apply patches/*.patch and patches/testing/*.patch to the series tree with
+# git am. Re-applies only when the patches or the base changed.
+. "$(dirname "$0")/lib.sh"
+
+"$TOP/scripts/tree.sh" >/dev/null
+if [ "$TREE" = base ]; then
+	[ "$SERIES" = off ] && msg "SERIES=off: building the unpatched base"
+	[ "$SERIES" = on ] && msg "patches/ is empty: the series tree is the base tree"
+	exit 0
+fi
+
+mapfile -t patches < <(series_patches)
+base=$(cat "$OUT/trees/$TREE/base")
+want=$(echo "$base $(stamp_of "${patches[@]}")")
+stampf=$OUT/trees/$TREE/applied
+if [ "$(cat "$stampf" 2>/dev/null)" = "$want" ] &&
+   [ ! -d "$(git -C "$SRC" rev-parse --git-path rebase-apply)" ]; then
+	exit 0
+fi
+
+rm -f "$stampf"
+git -C "$SRC" am --abort >/dev/null 2>&1 || true
+git -C "$SRC" checkout -q --detach "$base"
+msg "applying ${#patches[@]} patches to $SRC"
+if ! git -C "$SRC" -c user.name="linmap kit" -c user.email=kit@localhost \
+	am -q --committer-date-is-author-date "${patches[@]}" >"$OUT/trees/$TREE/am.log" 2>&1; then
+	n=$(cat "$(git -C "$SRC" rev-parse --git-path rebase-apply)/next" 2>/dev/null || echo 1)
+	failed=${patches[$((n - 1))]:-unknown}
+	sed 's/^/  /' "$OUT/trees/$TREE/am.log" >&2
+	cat >&2 <<-MSG
+	error: patch ${failed#$TOP/} does not apply to $(git -C "$KSRC" log -1 --format='%h (%s)' "$base").
+	  See what failed:  git -C $SRC am --show-current-patch=diff
+	  Fix it by hand, then: git -C $SRC add -A && git -C $SRC am --continue
+	  Or give up:           git -C $SRC am --abort
+	  Either way, fix the patch in patches/ too: 'make apply' starts over from the base.
+	MSG
+	exit 1
+fi
+echo "$want" >"$stampf"
+msg "series applied: $(git -C "$SRC" log --oneline "$base"..HEAD | wc -l) commits on $(echo "$base" | cut -c1-12)"

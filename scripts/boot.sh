@@ -1,0 +1,73 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot the built kernel and initramfs under QEMU (TCG).
+#   JOB=shell|run|check   what the guest init does (shell is interactive)
+#   NAME=...              log name (default: the job)
+#   CMDLINE=...           extra kernel arguments
+#   STRESS=...            stress parameters, e.g. "pages=0 rounds=2 threads=4"
+# The console log is always kept; its path is printed. Non-interactive runs
+# fail on timeout, on a missing end marker (panic, crash) and on any kernel
+# splat found by scan-log.sh. The guest's data block is written next to the
+# log as NAME.data.
+. "$(dirname "$0")/lib.sh"
+
+JOB=${JOB:-shell}
+NAME=${NAME:-$JOB}
+MEM=${MEM:-4G}
+SMP=${SMP:-4}
+QEMU_TIMEOUT=${QEMU_TIMEOUT:-900}
+CMDLINE=${CMDLINE:-}
+STRESS=${STRESS:-}
+LOGDIR=${LOGDIR:-$OUT/logs}
+INITRD=$BUILD/initramfs.cpio.gz
+
+require_cmds qemu-system-aarch64 timeout
+[ -f "$IMAGE" ] || die "no kernel at $IMAGE; run 'make kernel'"
+[ -f "$INITRD" ] || die "no initramfs at $INITRD; run 'make initramfs'"
+
+mkdir -p "$LOGDIR"
+log=$LOGDIR/$NAME.log
+data=$LOGDIR/$NAME.data
+rm -f "$log" "$data"
+
+append="console=ttyAMA0 panic=-1 oops=panic linmap.job=$JOB"
+[ -n "$STRESS" ] && append+=" linmap.stress=${STRESS// /,}"
+[ -n "$CMDLINE" ] && append+=" $CMDLINE"
+
+qemu=(qemu-system-aarch64 -M virt,gic-version=3,memory-backend=ram
+      -object "memory-backend-ram,id=ram,size=$MEM,reserve=off"
+      -cpu max,pauth-impdef=on -smp "$SMP" -m "$MEM"
+      -nodefaults -display none -serial stdio -no-reboot
+      -kernel "$IMAGE" -initrd "$INITRD" -append "$append")
+
+if [ "$JOB" = shell ]; then
+	msg "booting $IMAGE ($MEM, $SMP CPUs); console log: $log"
+	"${qemu[@]}" | tee "$log"
+	exit 0
+fi
+
+msg "boot $NAME: $MEM, $SMP CPUs, '$append' (timeout ${QEMU_TIMEOUT}s)"
+start=$(date +%s)
+set +e
+timeout -k 10 "$QEMU_TIMEOUT" "${qemu[@]}" </dev/null >"$log" 2>&1
+rc=$?
+set -e
+secs=$(( $(date +%s) - start ))
+fail=0
+if [ $rc = 124 ] || [ $rc = 137 ]; then
+	printf 'FAIL %s: QEMU timed out after %ss\n' "$NAME" "$QEMU_TIMEOUT" >&2
+	fail=1
+elif [ $rc != 0 ]; then
+	printf 'FAIL %s: QEMU exited with status %s\n' "$NAME" "$rc" >&2
+	fail=1
+fi
+if ! grep -q '^@@LINMAP-END' "$log"; then
+	printf 'FAIL %s: the guest did not finish (panic or crash?); last lines:\n' "$NAME" >&2
+	tail -15 "$log" | sed 's/^/    /' >&2
+	fail=1
+else
+	sed -n '/^@@LINMAP-BEGIN/,/^@@LINMAP-END/p' "$log" | tr -d '\r' >"$data"
+fi
+"$TOP/scripts/scan-log.sh" "$log" || fail=1
+msg "$NAME: ${secs}s, console log: $log"
+exit $fail

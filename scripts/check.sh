@@ -1,0 +1,209 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The test suite behind 'make check':
+#   1. the kit's own checks on the host (bad input is refused clearly);
+#   2. build kernel, module, selftests and initramfs;
+#   3. boot one guest per mode and run the kselftests in each;
+#   4. failure drills: a hung guest, a panicking guest, a module that fails
+#      to load must all be reported as failures;
+#   5. the main job's report as a smoke test.
+# Ends with 'N passed, N failed, N skipped'. A SKIP is never a pass.
+. "$(dirname "$0")/lib.sh"
+
+CHECK=$OUT/check
+rm -rf "$CHECK"
+mkdir -p "$CHECK"
+pass=0 failed=0 skipped=0
+start=$(date +%s)
+
+ok()   { pass=$((pass + 1)); printf 'PASS: %s\n' "$1"; }
+bad()  { failed=$((failed + 1)); printf 'FAIL: %s\n' "$1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/    /'; }
+skip() { skipped=$((skipped + 1)); printf 'SKIP: %s (%s)\n' "$1" "$2"; }
+finish() {
+	msg "check took $(( $(date +%s) - start ))s; logs in $CHECK"
+	echo "$pass passed, $failed failed, $skipped skipped"
+	[ "$failed" = 0 ]
+	exit
+}
+
+# expect_fail NAME PATTERN CMD...: CMD must fail and say PATTERN.
+expect_fail() {
+	local name=$1 pat=$2 out rc
+	shift 2
+	set +e
+	out=$("$@" 2>&1)
+	rc=$?
+	set -e
+	if [ $rc != 0 ] && grep -qE -- "$pat" <<<"$out"; then
+		ok "$name"
+	else
+		bad "$name" "exit $rc, wanted failure matching '$pat'; got:
+$out"
+	fi
+}
+
+fake_tree() {	# DIR VERSION PATCHLEVEL: a tiny git tree that looks like Linux
+	mkdir -p "$1"
+	printf 'VERSION = %s\nPATCHLEVEL = %s\nSUBLEVEL = 1\n' "$2" "$3" >"$1/Makefile"
+	printf 'one\ntwo\nthree\n' >"$1/file.txt"
+	git -C "$1" init -q
+	git -C "$1" add -A
+	git -C "$1" -c user.name=t -c user.email=t@t commit -q -m base
+}
+
+# ---- 1. host-side checks of the kit --------------------------------------
+msg "kit checks"
+T=$CHECK/kit
+fake_tree "$T/v611" 6 11
+expect_fail "kit: KSRC that is not 6.12 is refused" '6\.12\.y only' \
+	env KSRC="$T/v611" OUT="$T/out1" "$TOP/scripts/tree.sh"
+fake_tree "$T/dirty" 6 12
+echo change >>"$T/dirty/file.txt"
+expect_fail "kit: KSRC with uncommitted changes is refused" 'uncommitted changes' \
+	env KSRC="$T/dirty" OUT="$T/out2" "$TOP/scripts/tree.sh"
+mkdir -p "$T/nogit" && cp "$T/v611/Makefile" "$T/nogit/" &&
+	sed -i 's/= 11/= 12/' "$T/nogit/Makefile"
+expect_fail "kit: KSRC that is not a git tree is refused" 'not a git repository' \
+	env KSRC="$T/nogit" OUT="$T/out3" "$TOP/scripts/tree.sh"
+fake_tree "$T/good" 6 12
+mkdir -p "$T/patches"
+cat >"$T/patches/0001-bad.patch" <<'P'
+From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: Test <t@t>
+Date: Thu, 1 Jan 2026 00:00:00 +0000
+Subject: [PATCH] bad
+
+---
+ file.txt | 2 +-
+ 1 file changed, 1 insertion(+), 1 deletion(-)
+
+diff --git a/file.txt b/file.txt
+--- a/file.txt
++++ b/file.txt
+@@ -1,3 +1,3 @@
+ one
+-not there
++2
+ three
+P
+expect_fail "kit: a patch that does not apply is named, with how to go on" \
+	'0001-bad.patch does not apply' \
+	env KSRC="$T/good" OUT="$T/out4" PATCHDIR="$T/patches" "$TOP/scripts/apply.sh"
+if grep -q 'am --continue' <(env KSRC="$T/good" OUT="$T/out5" PATCHDIR="$T/patches" \
+	"$TOP/scripts/apply.sh" 2>&1); then
+	ok "kit: the apply error says how to continue or abort"
+else
+	bad "kit: the apply error says how to continue or abort"
+fi
+printf '[    1.0] ok\n[    2.0] WARNING: CPU: 0 PID: 1 at mm/x.c:1 f+0x0/0x4\n' >"$T/splat.log"
+expect_fail "kit: a WARNING in the console log fails the run" 'kernel splat' \
+	"$TOP/scripts/scan-log.sh" "$T/splat.log"
+printf 'BUG: sleeping function called from invalid context at mm/x.c:1\n' >"$T/sleep.log"
+expect_fail "kit: a might-sleep report fails the run" 'kernel splat' \
+	"$TOP/scripts/scan-log.sh" "$T/sleep.log"
+printf '[    1.0] Booting Linux\n[    2.0] Run /init as init process\n' >"$T/clean.log"
+if "$TOP/scripts/scan-log.sh" "$T/clean.log"; then
+	ok "kit: a clean console log passes the scan"
+else
+	bad "kit: a clean console log passes the scan"
+fi
+
+# ---- 2. build -------------------------------------------------------------
+msg "build ($TREE tree, $VARIANT pages)"
+for step in apply kernel kmod selftests initramfs; do
+	if ! "$TOP/scripts/$step.sh"; then
+		bad "build: $step"
+		finish
+	fi
+done
+ok "build: kernel, module, selftests and initramfs ($TREE, $VARIANT)"
+
+# ---- 3. guest modes -------------------------------------------------------
+# Count the TAP results of one guest's kselftest run.
+count_tap() {
+	local mode=$1 data=$2 line name
+	local seen=0
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*"# SKIP"*)
+			name=${line#ok }; skip "$mode: ${name%% # SKIP*}" "${line##*# SKIP}"; seen=1 ;;
+		"ok "*)
+			ok "$mode: ${line#ok }"; seen=1 ;;
+		"not ok "*)
+			name=${line#not ok }; name=${name#* }; name=${name%% *}
+			bad "$mode: ${line#not ok }" "$(awk -v t="$name" \
+				'$0 ~ "RUN +" t " " {p = 1} p {print} /^not ok / {p = 0}' "$data" | tail -25)"
+			seen=1 ;;
+		esac
+	done < <(sed -n '/^\[tap\]/,/^@@LINMAP-END/p' "$data")
+	[ $seen = 1 ] || bad "$mode: kselftests produced no results" "$(tail -20 "$data")"
+}
+
+# guest MODE CMDLINE [STRESS]: boot in a mode, run the selftests.
+guest() {
+	local mode=$1 cmd=$2 stress=${3:-}
+	local data=$CHECK/$mode.data
+	msg "guest mode '$mode': $cmd"
+	if JOB=check NAME=$mode LOGDIR=$CHECK CMDLINE="$cmd ${CMDLINE:-}" \
+		STRESS="$stress" "$TOP/scripts/boot.sh"; then
+		ok "$mode: guest booted, finished and logged no splat"
+	else
+		bad "$mode: guest booted, finished and logged no splat" "console log: $CHECK/$mode.log"
+	fi
+	[ -f "$data" ] || return 0
+	if grep -qx 'module=loaded' "$data"; then
+		ok "$mode: module loads"
+	else
+		bad "$mode: module loads" "$(sed -n '/insmod failed/,/^\[/p' "$data")"
+		return 0
+	fi
+	count_tap "$mode" "$data"
+}
+
+STRESS_CHECK=${STRESS:-pages=0 rounds=1}
+guest rodata-full "rodata=full" "$STRESS_CHECK"
+guest rodata-on "rodata=on kfence.sample_interval=100" "$STRESS_CHECK"
+guest rodata-off "rodata=off" "$STRESS_CHECK"
+guest debug-pagealloc "debug_pagealloc=on" "$STRESS_CHECK"
+guest kfence "kfence.sample_interval=10" "$STRESS_CHECK"
+
+# ---- 4. failure drills ----------------------------------------------------
+msg "failure drills"
+expect_fail "drill: a hung guest times out and its log path is printed" \
+	'timed out after 20s.*|console log: .*hang\.log' \
+	env JOB=hang NAME=drill-hang LOGDIR="$CHECK" QEMU_TIMEOUT=20 "$TOP/scripts/boot.sh"
+expect_fail "drill: a guest whose init dies (panic) fails the run" \
+	'did not finish' \
+	env JOB=panic NAME=drill-panic LOGDIR="$CHECK" "$TOP/scripts/boot.sh"
+JOB=check NAME=drill-nomod LOGDIR=$CHECK CMDLINE="module_blacklist=linmap_test" \
+	"$TOP/scripts/boot.sh" >/dev/null 2>&1 || true
+if grep -qx 'module=failed' "$CHECK/drill-nomod.data" 2>/dev/null &&
+   grep -q 'blacklisted' "$CHECK/drill-nomod.data"; then
+	ok "drill: a module that fails to load is reported with its dmesg lines"
+else
+	bad "drill: a module that fails to load is reported with its dmesg lines" \
+		"see $CHECK/drill-nomod.log"
+fi
+
+# ---- 5. the main job ------------------------------------------------------
+msg "main job smoke test"
+if OUT=$OUT STRESS="pages=4096 rounds=2" "$TOP/scripts/run.sh" >"$CHECK/run.txt" 2>&1 &&
+   python3 - "$OUT/run/report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for point in ("boot", "during", "after"):
+    c = r["counts"][point]
+    leaves = sum(v for k, v in c.items() if k in
+                 ("pud", "cont_pmd", "pmd", "cont_pte", "pte"))
+    assert leaves > 0 and c["table_pages"] > 0, point
+    assert c["table_bytes"] == c["table_pages"] * r["state"]["page_size"], point
+assert len(r["rounds_ns"]) == 2 and all(x["ro"] > 0 for x in r["rounds_ns"])
+assert r["stress"]["errors"] == 0 and not r["problems"]
+PY
+then
+	ok "run: main job report and JSON are complete and sane"
+else
+	bad "run: main job report and JSON are complete and sane" "$(tail -20 "$CHECK/run.txt")"
+fi
+
+finish

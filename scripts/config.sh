@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Configure a build: tinyconfig plus the fragments in scripts/configs/.
+# Every option a fragment asks for is checked in the final .config.
+. "$(dirname "$0")/lib.sh"
+
+[ -d "$SRC" ] || die "no source tree at $SRC; run 'make tree apply' first"
+CONFIGS=$TOP/scripts/configs
+frags=("$CONFIGS/base.config" "$CONFIGS/$PAGE_SIZE.config")
+[ "$DEBUG" = on ] && frags+=("$CONFIGS/debug.config")
+# Optional local additions, e.g. for a board.
+[ -n "${EXTRA_CONFIG:-}" ] && frags+=($EXTRA_CONFIG)
+
+want=$(stamp_of "${frags[@]}" "$SRC/Makefile")
+if [ -f "$BUILD/.config" ] && [ "$(cat "$BUILD/.kit-config" 2>/dev/null)" = "$want" ]; then
+	exit 0
+fi
+
+msg "configuring $BUILD (tinyconfig + ${frags[*]##*/})"
+mkdir -p "$BUILD"
+kmake -s tinyconfig >/dev/null
+"$SRC/scripts/kconfig/merge_config.sh" -m -O "$BUILD" "$BUILD/.config" \
+	"${frags[@]}" >"$BUILD/merge_config.log" 2>&1 ||
+	die "merge_config failed; see $BUILD/merge_config.log"
+kmake -s olddefconfig >/dev/null
+
+# Fail loudly if Kconfig dropped something a fragment asked for.
+bad=0
+while IFS= read -r line; do
+	case "$line" in
+	CONFIG_*=n) opt=${line%%=*}
+		grep -q "^$opt=" "$BUILD/.config" && { warn "$opt is set, fragment wants it off"; bad=1; } ;;
+	CONFIG_*=*) grep -qxF "$line" "$BUILD/.config" || { warn "$line did not take effect"; bad=1; } ;;
+	esac
+done < <(cat "${frags[@]}" | sed 's/#.*//; /^$/d')
+[ $bad = 0 ] || die "config fragments did not apply (see $BUILD/.config)"
+echo "$want" >"$BUILD/.kit-config"

@@ -1,0 +1,28 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Pack the initramfs: Debian's static arm64 busybox, the test module, the
+# selftest binaries and the guest init.
+. "$(dirname "$0")/lib.sh"
+
+BUSYBOX=$OUT/deps/busybox
+KO=$BUILD/kmod/linmap_test.ko
+ST=$BUILD/selftests/linmap_test
+[ -x "$BUSYBOX" ] || die "no arm64 busybox at $BUSYBOX; run 'make deps'"
+[ -f "$KO" ] || die "no module at $KO; run 'make kmod'"
+[ -x "$ST" ] || die "no selftests at $ST; run 'make selftests'"
+
+INITRD=$BUILD/initramfs.cpio.gz
+root=$BUILD/initramfs
+rm -rf "$root"
+mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,lib/modules}
+install -m 755 "$BUSYBOX" "$root/bin/busybox"
+for app in $("$TOP/scripts/guest/applets"); do
+	ln -sf busybox "$root/bin/$app"
+done
+install -m 755 "$TOP/scripts/guest/init" "$root/init"
+install -m 644 "$KO" "$root/lib/modules/"
+install -m 755 "$ST" "$root/bin/"
+(cd "$root" && find . | sort | cpio -o -H newc -R 0:0 --quiet) |
+	gzip -n -1 >"$INITRD.tmp"
+mv "$INITRD.tmp" "$INITRD"
+msg "initramfs: $INITRD ($(du -k "$INITRD" | cut -f1) KiB)"

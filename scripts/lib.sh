@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: GPL-2.0
+# Common helpers for the build/boot/test scripts. Sourced, not executed.
+
+set -euo pipefail
+
+TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+OUT=${OUT:-$TOP/out}
+ARCH=arm64
+CROSS_COMPILE=${CROSS_COMPILE:-aarch64-linux-gnu-}
+PAGE_SIZE=${PAGE_SIZE:-4K}
+SERIES=${SERIES:-on}
+DEBUG=${DEBUG:-on}
+JOBS=${JOBS:-$(nproc)}
+export ARCH CROSS_COMPILE
+
+msg()  { printf '==> %s\n' "$*" >&2; }
+warn() { printf 'warning: %s\n' "$*" >&2; }
+die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+case "$PAGE_SIZE" in
+4K|16K|64K) ;;
+*) die "PAGE_SIZE must be 4K, 16K or 64K (got '$PAGE_SIZE')" ;;
+esac
+case "$SERIES" in
+on|off) ;;
+*) die "SERIES must be on or off (got '$SERIES')" ;;
+esac
+case "$DEBUG" in
+on|off) ;;
+*) die "DEBUG must be on or off (got '$DEBUG')" ;;
+esac
+
+# The base tree: KSRC if given, else Debian's linux-source-6.12 under out/.
+DEFAULT_KSRC=$OUT/linux
+KSRC=${KSRC:-$DEFAULT_KSRC}
+KSRC=$(realpath -m "$KSRC")
+
+# Upstream series and test-only patches, in application order.
+PATCHDIR=${PATCHDIR:-$TOP/patches}
+series_patches() {
+	local p
+	for p in "$PATCHDIR"/*.patch "$PATCHDIR"/testing/*.patch; do
+		[ -e "$p" ] && printf '%s\n' "$p"
+	done
+	return 0
+}
+
+# Which source tree a build uses. With no patches at all the series tree
+# would be identical to the base tree, so share it (and its builds).
+tree_name() {
+	if [ "$SERIES" = on ] && [ -n "$(series_patches)" ]; then
+		echo series
+	else
+		echo base
+	fi
+}
+
+TREE=$(tree_name)
+SRC=$OUT/trees/$TREE/src
+VARIANT=$PAGE_SIZE$([ "$DEBUG" = on ] || echo -nodebug)
+BUILD=$OUT/trees/$TREE/build-$VARIANT
+IMAGE=$BUILD/arch/arm64/boot/Image
+
+# ccache: builds from different trees see the same relative paths
+# (build-X/../src), so a shared cache works across them.
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+export CCACHE_BASEDIR=$OUT
+export CCACHE_NOHASHDIR=1
+export CCACHE_COMPILERCHECK=content
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026'
+export KBUILD_BUILD_USER=kit KBUILD_BUILD_HOST=kit
+
+kmake() {
+	make -C "$SRC" O="$BUILD" -j"$JOBS" ARCH=$ARCH \
+		CROSS_COMPILE="$CROSS_COMPILE" CC="ccache ${CROSS_COMPILE}gcc" \
+		HOSTCC="ccache gcc" "$@"
+}
+
+require_cmds() {
+	local c missing=()
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || missing+=("$c")
+	done
+	[ ${#missing[@]} -eq 0 ] ||
+		die "missing tools: ${missing[*]} (run 'make deps')"
+}
+
+stamp_of() { sha256sum "$@" 2>/dev/null | sha256sum | cut -c1-16; }

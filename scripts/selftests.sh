@@ -1,0 +1,16 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build selftests/ as static aarch64 binaries with the tree's lib.mk.
+. "$(dirname "$0")/lib.sh"
+
+require_cmds "${CROSS_COMPILE}gcc"
+[ -d "$SRC/tools/testing/selftests" ] || die "no selftests in $SRC; run 'make tree'"
+dir=$BUILD/selftests
+mkdir -p "$dir"
+make -s -C "$TOP/selftests/linmap" KSELFTEST="$SRC/tools/testing/selftests" \
+	CC="${CROSS_COMPILE}gcc" OUTPUT="$dir" >"$dir/build.log" 2>&1 || {
+	cat "$dir/build.log" >&2
+	die "selftests build failed; see $dir/build.log"
+}
+file "$dir/linmap_test" 2>/dev/null | grep -q 'statically linked' ||
+	[ ! -x /usr/bin/file ] || die "$dir/linmap_test is not a static binary"

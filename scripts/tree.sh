@@ -1,0 +1,84 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Prepare the source trees:
+#   - the base tree: KSRC, or Debian's linux-source-6.12 unpacked under out/
+#     and committed as the first commit of a git repository;
+#   - out/trees/{base,series}/src: git worktrees of the base commit, so the
+#     series is applied and built without touching KSRC itself.
+. "$(dirname "$0")/lib.sh"
+
+GIT_ID=(-c user.name="linmap kit" -c user.email="kit@localhost")
+
+extract_default() {
+	local tarball
+	tarball=$(ls /usr/src/linux-source-6.12.tar.* 2>/dev/null | head -n1) ||
+		true
+	[ -n "$tarball" ] ||
+		die "no /usr/src/linux-source-6.12.tar.*; run 'make deps' or set KSRC"
+	msg "unpacking $tarball into $KSRC"
+	rm -rf "$KSRC.tmp"
+	mkdir -p "$KSRC.tmp"
+	tar -C "$KSRC.tmp" -xf "$tarball" --strip-components=1
+	local ver
+	ver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown)
+	msg "committing the unpacked tree as the base (linux-source-6.12 $ver)"
+	git -C "$KSRC.tmp" init -q -b base
+	git -C "$KSRC.tmp" add -A -f .
+	git -C "$KSRC.tmp" "${GIT_ID[@]}" commit -q \
+		-m "Linux $(kversion "$KSRC.tmp") from Debian linux-source-6.12 $ver"
+	mv "$KSRC.tmp" "$KSRC"
+}
+
+kversion() {
+	local mk=$1/Makefile v p s
+	v=$(sed -n 's/^VERSION = //p' "$mk")
+	p=$(sed -n 's/^PATCHLEVEL = //p' "$mk")
+	s=$(sed -n 's/^SUBLEVEL = //p' "$mk")
+	echo "$v.$p.$s"
+}
+
+if [ ! -d "$KSRC" ]; then
+	[ "$KSRC" = "$DEFAULT_KSRC" ] || die "KSRC=$KSRC does not exist"
+	require_cmds git tar xz
+	extract_default
+fi
+
+[ -f "$KSRC/Makefile" ] && grep -q '^PATCHLEVEL' "$KSRC/Makefile" ||
+	die "KSRC=$KSRC is not a Linux source tree (no top-level Makefile)"
+ver=$(kversion "$KSRC")
+case "$ver" in
+6.12.*) ;;
+*) die "KSRC=$KSRC is Linux $ver; this series is for 6.12.y only" ;;
+esac
+top=$(git -C "$KSRC" rev-parse --show-toplevel 2>/dev/null || true)
+[ -n "$top" ] && [ "$(realpath "$top")" = "$(realpath "$KSRC")" ] ||
+	die "KSRC=$KSRC is not a git repository of its own; commit it first (git init && git add -A && git commit)"
+if [ -n "$(git -C "$KSRC" status --porcelain --untracked-files=no)" ]; then
+	die "KSRC=$KSRC has uncommitted changes; commit or stash them first"
+fi
+base=$(git -C "$KSRC" rev-parse HEAD)
+
+# One worktree per tree name, detached at the base commit. A worktree made
+# from another base (KSRC changed) is recreated.
+worktree() {
+	local name=$1 dir=$OUT/trees/$1/src
+	if [ -d "$dir" ]; then
+		local have
+		have=$(cat "$OUT/trees/$name/base" 2>/dev/null || echo none)
+		if [ "$have" = "$base" ] &&
+		   git -C "$dir" rev-parse --git-dir >/dev/null 2>&1; then
+			return 0
+		fi
+		msg "base changed for $name tree; recreating it"
+		git -C "$KSRC" worktree remove --force "$dir" 2>/dev/null || rm -rf "$dir"
+		git -C "$KSRC" worktree prune
+		rm -rf "$OUT/trees/$name"
+	fi
+	msg "creating the $name tree at $dir (Linux $ver, $(echo "$base" | cut -c1-12))"
+	mkdir -p "$OUT/trees/$name"
+	git -C "$KSRC" worktree add -q --detach "$dir" "$base"
+	echo "$base" >"$OUT/trees/$name/base"
+}
+
+worktree "$TREE"
+echo "$SRC"
