@@ -10,12 +10,13 @@ SMP ?= 4
 QEMU_TIMEOUT ?= 900
 CMDLINE ?=
 STRESS ?=
-export KSRC SERIES PAGE_SIZE DEBUG MEM SMP QEMU_TIMEOUT CMDLINE STRESS
+BBML2 ?= all
+export KSRC SERIES PAGE_SIZE DEBUG MEM SMP QEMU_TIMEOUT CMDLINE STRESS BBML2
 
 S := scripts
 
 .PHONY: help deps tree apply config kernel kmod selftests initramfs boot \
-	run check clean distclean
+	run check check-series clean distclean
 
 help:
 	@sed -n 's/^## //p' $(S)/help.txt
@@ -53,10 +54,16 @@ run: initramfs
 check: deps
 	@$(S)/check.sh
 
+check-series: deps
+	@$(S)/check-series.sh
+
 clean:
 	rm -rf out/trees/*/build-* out/logs out/run out/check
 
-distclean:
+distcheck-series: deps
+	@$(S)/check-series.sh
+
+clean:
 	@for t in out/trees/*/src; do \
 		[ -d "$$t" ] && git -C "$$t" worktree remove --force "$$t" 2>/dev/null; \
 	done; true

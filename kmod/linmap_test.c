@@ -583,19 +583,70 @@ static int area_open(struct inode *inode, struct file *file)
 	return single_open(file, area_show, NULL);
 }
 
+/*
+ * Allocate a one-page area whose linear alias lies in a block or contiguous
+ * range, so that a test can watch that leaf being split. Recently freed
+ * pages have usually been split already: keep trying, holding on to the
+ * rejects until done so that they are not handed out again.
+ */
+#define LM_BLOCK_TRIES	512
+
+static int area_alloc_block(void)
+{
+	void **rejects;
+	int i, n = 0, ret = -ENOENT;
+	u64 val;
+
+	rejects = kcalloc(LM_BLOCK_TRIES, sizeof(*rejects), GFP_KERNEL);
+	if (!rejects)
+		return -ENOMEM;
+	area_free();
+	/* Prefer a PMD-level leaf, settle for a contiguous PTE range. */
+	for (i = 0; i < LM_BLOCK_TRIES; i++) {
+		void *p = vmalloc(PAGE_SIZE);
+		int kind;
+
+		if (!p) {
+			ret = -ENOMEM;
+			break;
+		}
+		kind = lm_lookup((unsigned long)alias_of(p), &val);
+		if (kind >= 0 && kind < K_CONT_PTE) {
+			if (area.addr)
+				rejects[n++] = area.addr;
+			area.addr = p;
+			break;
+		}
+		if (kind == K_CONT_PTE && !area.addr)
+			area.addr = p;
+		else
+			rejects[n++] = p;
+	}
+	while (n)
+		vfree(rejects[--n]);
+	if (area.addr) {
+		area.pages = 1;
+		ret = 0;
+	}
+	kfree(rejects);
+	return ret;
+}
+
 static int area_cmd(char *buf)
 {
 	unsigned long n, off, cnt;
-	char op[8];
+	char op[16];
 	int args;
 
-	args = sscanf(buf, "%7s %lu %lu", op, &off, &cnt);
+	args = sscanf(buf, "%15s %lu %lu", op, &off, &cnt);
 	if (args < 1)
 		return -EINVAL;
 	if (!strcmp(op, "free") && args == 1) {
 		area_free();
 		return 0;
 	}
+	if (!strcmp(op, "alloc_block") && args == 1)
+		return area_alloc_block();
 	if (!strcmp(op, "alloc") && args == 2) {
 		n = off;
 		if (!n || n > totalram_pages())

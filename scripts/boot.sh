@@ -5,6 +5,8 @@
 #   NAME=...              log name (default: the job)
 #   CMDLINE=...           extra kernel arguments
 #   STRESS=...            stress parameters, e.g. "pages=0 rounds=2 threads=4"
+#   BBML2=...             CPUs that claim BBML2_NOABORT (bbml2_test=), when
+#                         the kernel has the test-only patch
 # The console log is always kept; its path is printed. Non-interactive runs
 # fail on timeout, on a missing end marker (panic, crash) and on any kernel
 # splat found by scan-log.sh. The guest's data block is written next to the
@@ -33,6 +35,11 @@ rm -f "$log" "$data"
 append="console=ttyAMA0 panic=-1 oops=panic linmap.job=$JOB"
 [ -n "$STRESS" ] && append+=" linmap.stress=${STRESS// /,}"
 [ -n "$CMDLINE" ] && append+=" $CMDLINE"
+# Emulated CPUs only have BBML2_NOABORT if told so (test-only parameter).
+if [ -n "${BBML2:-}" ] && [ "$BBML2" != off ] && [[ "$append" != *bbml2_test=* ]] &&
+   grep -q bbml2_test "$SRC/arch/arm64/kernel/cpufeature.c" 2>/dev/null; then
+	append+=" bbml2_test=$BBML2"
+fi
 
 qemu=(qemu-system-aarch64 -M virt,gic-version=3,memory-backend=ram
       -object "memory-backend-ram,id=ram,size=$MEM,reserve=off"

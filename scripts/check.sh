@@ -109,14 +109,25 @@ else
 fi
 
 # ---- 2. build -------------------------------------------------------------
-msg "build ($TREE tree, $VARIANT pages)"
-for step in apply kernel kmod selftests initramfs; do
-	if ! "$TOP/scripts/$step.sh"; then
-		bad "build: $step"
-		finish
-	fi
+# Page sizes need separate kernels; everything else is a boot parameter.
+PAGE_SIZES=${CHECK_PAGE_SIZES:-4K 16K 64K}
+[ "$TREE" = base ] && PAGE_SIZES=${CHECK_PAGE_SIZES:-4K}
+built=()
+for ps in $PAGE_SIZES; do
+	msg "build ($TREE tree, $ps pages)"
+	fail=
+	for step in apply kernel kmod selftests initramfs; do
+		if ! PAGE_SIZE=$ps "$TOP/scripts/$step.sh"; then
+			bad "build $ps: $step"
+			fail=1
+			break
+		fi
+	done
+	[ -n "$fail" ] && continue
+	ok "build $ps: kernel, module, selftests and initramfs ($TREE tree)"
+	built+=("$ps")
 done
-ok "build: kernel, module, selftests and initramfs ($TREE, $VARIANT)"
+[ ${#built[@]} -gt 0 ] || finish
 
 # ---- 3. guest modes -------------------------------------------------------
 # Count the TAP results of one guest's kselftest run.
@@ -139,13 +150,14 @@ count_tap() {
 	[ $seen = 1 ] || bad "$mode: kselftests produced no results" "$(tail -20 "$data")"
 }
 
-# guest MODE CMDLINE [STRESS]: boot in a mode, run the selftests.
+# guest PAGE_SIZE MODE CMDLINE [STRESS] [SMP]: boot in a mode, run the
+# selftests there.
 guest() {
-	local mode=$1 cmd=$2 stress=${3:-}
+	local ps=$1 mode=$1-$2 cmd=$3 stress=${4:-} smp=${5:-${SMP:-4}}
 	local data=$CHECK/$mode.data
-	msg "guest mode '$mode': $cmd"
-	if JOB=check NAME=$mode LOGDIR=$CHECK CMDLINE="$cmd ${CMDLINE:-}" \
-		STRESS="$stress" "$TOP/scripts/boot.sh"; then
+	msg "guest $mode: $cmd"
+	if JOB=check NAME=$mode LOGDIR=$CHECK PAGE_SIZE=$ps SMP=$smp \
+		CMDLINE="$cmd ${CMDLINE:-}" STRESS="$stress" "$TOP/scripts/boot.sh"; then
 		ok "$mode: guest booted, finished and logged no splat"
 	else
 		bad "$mode: guest booted, finished and logged no splat" "console log: $CHECK/$mode.log"
@@ -160,22 +172,58 @@ guest() {
 	count_tap "$mode" "$data"
 }
 
+# same_layout PAGE_SIZE MODE_A MODE_B: the kernel's ptdump of the linear map
+# at boot must have the same leaves in both, outside the kernel image alias
+# and the KFENCE pool.
+same_layout() {
+	local name="$1-$2: linear map at boot has the same leaves as $1-$3"
+	local out
+	if out=$(python3 "$TOP/scripts/ptdump.py" same "$CHECK/$1-$2.data" \
+		"$CHECK/$1-$3.data" 2>&1); then
+		ok "$name"
+		printf '%s\n' "$out" | sed 's/^/    /'
+	else
+		bad "$name" "$out"
+	fi
+}
+
 STRESS_CHECK=${STRESS:-pages=0 rounds=1}
-guest rodata-full "rodata=full" "$STRESS_CHECK"
-guest rodata-on "rodata=on kfence.sample_interval=100" "$STRESS_CHECK"
-guest rodata-off "rodata=off" "$STRESS_CHECK"
-guest debug-pagealloc "debug_pagealloc=on" "$STRESS_CHECK"
-guest kfence "kfence.sample_interval=10" "$STRESS_CHECK"
+if grep -q bbml2_test "$SRC/arch/arm64/kernel/cpufeature.c" 2>/dev/null; then
+	# The series with the test-only bbml2_test= parameter.
+	for ps in "${built[@]}"; do
+		guest "$ps" bbml2-all "bbml2_test=all" "$STRESS_CHECK"
+		guest "$ps" rodata-on "bbml2_test=all rodata=on"
+		same_layout "$ps" bbml2-all rodata-on
+		guest "$ps" bbml2-none "bbml2_test=none" "$STRESS_CHECK"
+		guest "$ps" bbml2-boot "bbml2_test=boot" "$STRESS_CHECK"
+		[ "$ps" = 4K ] || continue
+		guest "$ps" bbml2-secondary "bbml2_test=secondary" "$STRESS_CHECK"
+		guest "$ps" late-cpu "bbml2_test=0-2 maxcpus=2" "" 4
+		guest "$ps" debug-pagealloc "bbml2_test=all debug_pagealloc=on" "$STRESS_CHECK"
+		guest "$ps" kfence "bbml2_test=all kfence.sample_interval=10" "$STRESS_CHECK"
+		guest "$ps" rodata-off "bbml2_test=all rodata=off" "$STRESS_CHECK"
+	done
+else
+	# Unpatched 6.12.
+	for ps in "${built[@]}"; do
+		guest "$ps" rodata-full "rodata=full" "$STRESS_CHECK"
+		guest "$ps" rodata-on "rodata=on kfence.sample_interval=100" "$STRESS_CHECK"
+		guest "$ps" rodata-off "rodata=off" "$STRESS_CHECK"
+		guest "$ps" debug-pagealloc "debug_pagealloc=on" "$STRESS_CHECK"
+		guest "$ps" kfence "kfence.sample_interval=10" "$STRESS_CHECK"
+	done
+fi
 
 # ---- 4. failure drills ----------------------------------------------------
 msg "failure drills"
 expect_fail "drill: a hung guest times out and its log path is printed" \
 	'timed out after 20s.*|console log: .*hang\.log' \
-	env JOB=hang NAME=drill-hang LOGDIR="$CHECK" QEMU_TIMEOUT=20 "$TOP/scripts/boot.sh"
+	env JOB=hang NAME=drill-hang LOGDIR="$CHECK" QEMU_TIMEOUT=20 PAGE_SIZE="${built[0]}" \
+	"$TOP/scripts/boot.sh"
 expect_fail "drill: a guest whose init dies (panic) fails the run" \
 	'did not finish' \
-	env JOB=panic NAME=drill-panic LOGDIR="$CHECK" "$TOP/scripts/boot.sh"
-JOB=check NAME=drill-nomod LOGDIR=$CHECK CMDLINE="module_blacklist=linmap_test" \
+	env JOB=panic NAME=drill-panic LOGDIR="$CHECK" PAGE_SIZE="${built[0]}" "$TOP/scripts/boot.sh"
+JOB=check NAME=drill-nomod LOGDIR=$CHECK PAGE_SIZE="${built[0]}" CMDLINE="module_blacklist=linmap_test" \
 	"$TOP/scripts/boot.sh" >/dev/null 2>&1 || true
 if grep -qx 'module=failed' "$CHECK/drill-nomod.data" 2>/dev/null &&
    grep -q 'blacklisted' "$CHECK/drill-nomod.data"; then
@@ -187,7 +235,7 @@ fi
 
 # ---- 5. the main job ------------------------------------------------------
 msg "main job smoke test"
-if OUT=$OUT STRESS="pages=4096 rounds=2" "$TOP/scripts/run.sh" >"$CHECK/run.txt" 2>&1 &&
+if PAGE_SIZE="${built[0]}" STRESS="pages=4096 rounds=2" "$TOP/scripts/run.sh" >"$CHECK/run.txt" 2>&1 &&
    python3 - "$OUT/run/report.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -40,6 +40,9 @@ PATCHDIR=${PATCHDIR:-$TOP/patches}
 series_patches() {
 	local p
 	for p in "$PATCHDIR"/*.patch "$PATCHDIR"/testing/*.patch; do
+		case "$p" in
+		*/0000-cover-letter.patch) continue ;;
+		esac
 		[ -e "$p" ] && printf '%s\n' "$p"
 	done
 	return 0
@@ -56,9 +59,10 @@ tree_name() {
 }
 
 TREE=$(tree_name)
-SRC=$OUT/trees/$TREE/src
 VARIANT=$PAGE_SIZE$([ "$DEBUG" = on ] || echo -nodebug)
-BUILD=$OUT/trees/$TREE/build-$VARIANT
+# KIT_SRC/KIT_BUILD point the build scripts at another tree (check-series).
+SRC=${KIT_SRC:-$OUT/trees/$TREE/src}
+BUILD=${KIT_BUILD:-$OUT/trees/$TREE/build-$VARIANT}
 IMAGE=$BUILD/arch/arm64/boot/Image
 
 # ccache: builds from different trees see the same relative paths

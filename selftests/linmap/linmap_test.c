@@ -141,18 +141,16 @@ struct lm_area {
 };
 
 /*
- * Read a whole debugfs file.  Returns a malloc()ed NUL-terminated string, or
- * NULL with errno set.
+ * Read a whole file.  Returns a malloc()ed NUL-terminated string, or NULL
+ * with errno set.
  */
-static char *lm_read(const char *name)
+static char *lm_read_path(const char *path)
 {
 	size_t len = 0, cap = 4096;
-	char path[256];
 	char *buf, *tmp;
 	ssize_t n;
 	int fd, err;
 
-	snprintf(path, sizeof(path), "%s/%s", LM_DIR, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
@@ -186,6 +184,15 @@ fail:
 	close(fd);
 	errno = err;
 	return NULL;
+}
+
+/* Read a whole file of the module's debugfs directory. */
+static char *lm_read(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", LM_DIR, name);
+	return lm_read_path(path);
 }
 
 /*
@@ -1130,11 +1137,19 @@ TEST_F(linmap, ro_single_page_split)
 	struct lm_leaf lb, la, lr;
 	struct lm_area a;
 
-	lm_get_counts(_metadata, st, &before);
-	lm_area_cmd(_metadata, &self->area_used, "alloc 1");
+	bool blocks = st->rodata_full && !lm_page_granular(st);
+
+	/*
+	 * Where the linear map keeps blocks under rodata=full, ask for a page
+	 * whose alias is in one, so that there is a split to watch.
+	 */
+	lm_area_cmd(_metadata, &self->area_used, blocks ? "alloc_block" : "alloc 1");
 	lm_area_read(_metadata, &a);
 	ASSERT_EQ(1, a.pages);
+	lm_get_counts(_metadata, st, &before);
 	lm_get_leaf(_metadata, st, a.alias0, &lb);
+	if (blocks)
+		EXPECT_NE(LM_PTE, lb.kind) TH_LOG("alloc_block gave a PTE-mapped alias");
 	ASSERT_EQ(1, lb.valid) TH_LOG("alias 0x%llx of a live page is invalid", a.alias0);
 	ASSERT_LE(0, lb.kind) TH_LOG("alias 0x%llx of a live page is unmapped", a.alias0);
 	EXPECT_EQ(1, lb.writable);
@@ -1261,6 +1276,87 @@ TEST_F_TIMEOUT(linmap, stress_default, LM_STRESS_TIMEOUT)
 	while (len && isspace((unsigned char)params[len - 1]))
 		params[--len] = '\0';
 	lm_stress(_metadata, &self->st, params);
+}
+
+#define LM_MAX_CPUS	256
+
+/*
+ * Which CPUs claim BBML2_NOABORT through the test-only bbml2_test= boot
+ * parameter (all, none, boot, secondary or a CPU list). Returns false when
+ * the parameter is absent: then nothing says which CPUs have it.
+ */
+static bool lm_bbml2_claims(bool *claims)
+{
+	char *cmdline = lm_read_path("/proc/cmdline"), *arg, *end, *tok;
+	bool found = false;
+	int i;
+
+	if (!cmdline)
+		return false;
+	arg = strstr(cmdline, "bbml2_test=");
+	if (arg && (arg == cmdline || isspace((unsigned char)arg[-1]))) {
+		arg += strlen("bbml2_test=");
+		for (end = arg; *end && !isspace((unsigned char)*end); end++)
+			;
+		*end = '\0';
+		found = true;
+		for (i = 0; i < LM_MAX_CPUS; i++)
+			claims[i] = !strcmp(arg, "all") ||
+				    (!strcmp(arg, "boot") && i == 0) ||
+				    (!strcmp(arg, "secondary") && i != 0);
+		for (tok = strtok(arg, ","); tok && isdigit((unsigned char)*tok);
+		     tok = strtok(NULL, ",")) {
+			long lo = strtol(tok, &end, 10), hi = lo;
+
+			if (*end == '-')
+				hi = strtol(end + 1, NULL, 10);
+			for (i = lo; i <= hi && i < LM_MAX_CPUS; i++)
+				claims[i] = true;
+		}
+	}
+	free(cmdline);
+	return found;
+}
+
+/*
+ * A CPU held back at boot (maxcpus=) that lacks BBML2_NOABORT must not come
+ * online once the system relies on it; any CPU may when it does not.
+ */
+TEST_F(linmap, late_cpu_online)
+{
+	const struct lm_state *st = &self->st;
+	bool claims[LM_MAX_CPUS] = { false };
+	int cpu, tried = 0;
+	char path[64];
+
+	if (!lm_bbml2_claims(claims))
+		SKIP(return, "needs bbml2_test= to know which CPUs have BBML2_NOABORT");
+	for (cpu = 1; cpu < LM_MAX_CPUS; cpu++) {
+		char *online;
+		bool want, ok;
+		int fd;
+
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+		online = lm_read_path(path);
+		if (!online)
+			continue;
+		if (online[0] != '0') {
+			free(online);
+			continue;
+		}
+		free(online);
+		tried++;
+		want = st->bbml2 != 1 || claims[cpu];
+		fd = open(path, O_WRONLY);
+		ASSERT_LE(0, fd) TH_LOG("open %s: %s", path, strerror(errno));
+		ok = write(fd, "1", 1) == 1;
+		close(fd);
+		TH_LOG("CPU%d: bbml2=%d, claims BBML2_NOABORT: %s, online: %s", cpu,
+		       st->bbml2, claims[cpu] ? "yes" : "no", ok ? "yes" : "refused");
+		EXPECT_EQ(want, ok);
+	}
+	if (!tried)
+		SKIP(return, "no offline CPU: boot with maxcpus= below the CPU count");
 }
 
 TEST_HARNESS_MAIN

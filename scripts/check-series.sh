@@ -1,0 +1,87 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Checks of the series itself, behind 'make check-series':
+#   - scripts/checkpatch.pl --strict on every patch: no error, warning or check;
+#   - a Signed-off-by and a commit message body on every patch;
+#   - bisectability: the kernel builds after each patch (PAGE_SIZE, default 4K);
+#   - b4: git format-patch --thread --cover-letter --base output, run through
+#     'b4 --offline-mode am', gives back the same tree.
+# Ends with 'N passed, N failed'.
+. "$(dirname "$0")/lib.sh"
+
+require_cmds git b4
+"$TOP/scripts/tree.sh" >/dev/null
+base=$(git -C "$KSRC" rev-parse HEAD)
+mapfile -t patches < <(series_patches)
+[ ${#patches[@]} -gt 0 ] || die "no patches in $PATCHDIR"
+W=$OUT/check-series
+pass=0 failed=0
+ok()  { pass=$((pass + 1)); printf 'PASS: %s\n' "$1"; }
+bad() { failed=$((failed + 1)); printf 'FAIL: %s\n' "$1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/    /'; }
+GIT_ID=(-c user.name="linmap kit" -c user.email=kit@localhost)
+
+# A clean worktree at the base, reused between runs (its build too).
+src=$W/src
+if [ -d "$src" ]; then
+	git -C "$src" am --abort >/dev/null 2>&1 || true
+	git -C "$src" checkout -q --detach "$base"
+else
+	mkdir -p "$W"
+	git -C "$KSRC" worktree add -q --detach "$src" "$base"
+fi
+
+for p in "${patches[@]}"; do
+	name=${p#$PATCHDIR/}
+	out=$(cd "$src" && ./scripts/checkpatch.pl --strict --quiet "$p" 2>&1)
+	if [ -z "$out" ]; then
+		ok "checkpatch --strict: $name"
+	else
+		bad "checkpatch --strict: $name" "$out"
+	fi
+	if grep -q '^Signed-off-by: ' "$p" &&
+	   [ "$(sed -n '/^Subject:/,/^---$/p' "$p" | grep -vc '^\(Subject:\|Signed-off-by:\|---\|\s*\)$')" -ge 3 ]; then
+		ok "commit message and Signed-off-by: $name"
+	else
+		bad "commit message and Signed-off-by: $name"
+	fi
+done
+
+export KIT_SRC=$src KIT_BUILD=$W/build-$PAGE_SIZE
+for p in "${patches[@]}"; do
+	name=${p#$PATCHDIR/}
+	if ! git -C "$src" "${GIT_ID[@]}" am -q "$p" >/dev/null 2>&1; then
+		bad "applies: $name"
+		git -C "$src" am --abort >/dev/null 2>&1 || true
+		break
+	fi
+	msg "building after $name"
+	if "$TOP/scripts/kernel.sh" >/dev/null 2>&1; then
+		ok "builds ($PAGE_SIZE) after: $name"
+	else
+		bad "builds ($PAGE_SIZE) after: $name" "$(grep -E 'error' "$KIT_BUILD/build.log" | head -10)"
+	fi
+done
+
+# b4 round trip of the upstream part (patches/*.patch, no testing/).
+rm -rf "$W/b4" && mkdir -p "$W/b4"
+n=$(ls "$PATCHDIR"/*.patch | wc -l)
+upstream_head=$(git -C "$src" rev-parse "HEAD~$(( ${#patches[@]} - n ))")
+git -C "$src" format-patch -q --thread --cover-letter --base="$base" \
+	-o "$W/b4/fp" "$base..$upstream_head"
+cat "$W/b4/fp"/*.patch >"$W/b4/series.mbox"
+if (cd "$W/b4" && b4 --offline-mode am -q -m series.mbox -o out >b4.log 2>&1) &&
+   mbx=$(ls "$W/b4"/out/*.mbx 2>/dev/null | head -1) && [ -n "$mbx" ]; then
+	git -C "$src" checkout -q --detach "$base"
+	if git -C "$src" "${GIT_ID[@]}" am -q "$mbx" >/dev/null 2>&1 &&
+	   [ "$(git -C "$src" rev-parse 'HEAD^{tree}')" = "$(git -C "$src" rev-parse "$upstream_head^{tree}")" ] &&
+	   [ "$(git -C "$src" rev-list --count "$base..HEAD")" = "$n" ]; then
+		ok "b4 --offline-mode am gives back the same $n patches and tree"
+	else
+		bad "b4 --offline-mode am gives back the same $n patches and tree"
+		git -C "$src" am --abort >/dev/null 2>&1 || true
+	fi
+else
+	bad "b4 --offline-mode am reads the format-patch series" "$(tail -5 "$W/b4/b4.log")"
+fi
+echo "$pass passed, $failed failed"
+[ "$failed" = 0 ]
