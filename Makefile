@@ -58,13 +58,10 @@ check-series: deps
 	@$(S)/check-series.sh
 
 clean:
-	rm -rf out/trees/*/build-* out/logs out/run out/check
+	rm -rf out/trees/*/build-* out/logs out/run out/check out/check-series/build-*
 
-distcheck-series: deps
-	@$(S)/check-series.sh
-
-clean:
-	@for t in out/trees/*/src; do \
+distclean:
+	@for t in out/trees/*/src out/check-series/src; do \
 		[ -d "$$t" ] && git -C "$$t" worktree remove --force "$$t" 2>/dev/null; \
 	done; true
 	rm -rf out

@@ -192,7 +192,8 @@ if grep -q bbml2_test "$SRC/arch/arm64/kernel/cpufeature.c" 2>/dev/null; then
 	# The series with the test-only bbml2_test= parameter.
 	for ps in "${built[@]}"; do
 		guest "$ps" bbml2-all "bbml2_test=all" "$STRESS_CHECK"
-		guest "$ps" rodata-on "bbml2_test=all rodata=on"
+		guest "$ps" rodata-on "bbml2_test=all rodata=on" \
+			"$([ "$ps" = 4K ] && echo "$STRESS_CHECK")"
 		same_layout "$ps" bbml2-all rodata-on
 		guest "$ps" bbml2-none "bbml2_test=none" "$STRESS_CHECK"
 		guest "$ps" bbml2-boot "bbml2_test=boot" "$STRESS_CHECK"

@@ -24,7 +24,10 @@ extract_default() {
 	msg "committing the unpacked tree as the base (linux-source-6.12 $ver)"
 	git -C "$KSRC.tmp" init -q -b base
 	git -C "$KSRC.tmp" add -A -f .
-	git -C "$KSRC.tmp" "${GIT_ID[@]}" commit -q \
+	# Fixed identity and dates: the same package gives the same base
+	# commit everywhere, so base-commit: lines in patches mean something.
+	GIT_AUTHOR_DATE="2026-01-01T00:00:00Z" GIT_COMMITTER_DATE="2026-01-01T00:00:00Z" \
+		git -C "$KSRC.tmp" "${GIT_ID[@]}" commit -q \
 		-m "Linux $(kversion "$KSRC.tmp") from Debian linux-source-6.12 $ver"
 	mv "$KSRC.tmp" "$KSRC"
 }
