@@ -67,7 +67,7 @@ IMAGE=$BUILD/arch/arm64/boot/Image
 
 # ccache: builds from different trees see the same relative paths
 # (build-X/../src), so a shared cache works across them.
-export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+export CCACHE_DIR=${CCACHE_DIR:-${HOME:-/root}/.cache/ccache}
 export CCACHE_BASEDIR=$OUT
 export CCACHE_NOHASHDIR=1
 export CCACHE_COMPILERCHECK=content
