@@ -24,7 +24,7 @@ rm -f "$stampf"
 git -C "$SRC" am --abort >/dev/null 2>&1 || true
 git -C "$SRC" checkout -q --detach "$base"
 msg "applying ${#patches[@]} patches to $SRC"
-if ! git -C "$SRC" -c user.name="linmap kit" -c user.email=kit@localhost \
+if ! git -C "$SRC" "${GIT_ID[@]}" \
 	am -q --committer-date-is-author-date "${patches[@]}" >"$OUT/trees/$TREE/am.log" 2>&1; then
 	n=$(cat "$(git -C "$SRC" rev-parse --git-path rebase-apply)/next" 2>/dev/null || echo 1)
 	failed=${patches[$((n - 1))]:-unknown}

@@ -37,7 +37,7 @@ append="console=ttyAMA0 panic=-1 oops=panic linmap.job=$JOB"
 [ -n "$CMDLINE" ] && append+=" $CMDLINE"
 # Emulated CPUs only have BBML2_NOABORT if told so (test-only parameter).
 if [ -n "${BBML2:-}" ] && [ "$BBML2" != off ] && [[ "$append" != *bbml2_test=* ]] &&
-   grep -q bbml2_test "$SRC/arch/arm64/kernel/cpufeature.c" 2>/dev/null; then
+   has_bbml2_test; then
 	append+=" bbml2_test=$BBML2"
 fi
 

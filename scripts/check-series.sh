@@ -19,7 +19,6 @@ W=$OUT/check-series
 pass=0 failed=0
 ok()  { pass=$((pass + 1)); printf 'PASS: %s\n' "$1"; }
 bad() { failed=$((failed + 1)); printf 'FAIL: %s\n' "$1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/    /'; }
-GIT_ID=(-c user.name="linmap kit" -c user.email=kit@localhost)
 
 # A clean worktree at the base, reused between runs (its build too).
 src=$W/src

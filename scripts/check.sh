@@ -188,7 +188,7 @@ same_layout() {
 }
 
 STRESS_CHECK=${STRESS:-pages=0 rounds=1}
-if grep -q bbml2_test "$SRC/arch/arm64/kernel/cpufeature.c" 2>/dev/null; then
+if has_bbml2_test; then
 	# The series with the test-only bbml2_test= parameter.
 	for ps in "${built[@]}"; do
 		guest "$ps" bbml2-all "bbml2_test=all" "$STRESS_CHECK"

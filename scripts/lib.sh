@@ -90,4 +90,12 @@ require_cmds() {
 		die "missing tools: ${missing[*]} (run 'make deps')"
 }
 
+# The identity of commits the kit makes (base tree, git am).
+GIT_ID=(-c user.name="linmap kit" -c user.email=kit@localhost)
+
+# Does the source tree have the test-only bbml2_test= parameter?
+has_bbml2_test() {
+	grep -q bbml2_test "$SRC/arch/arm64/kernel/cpufeature.c" 2>/dev/null
+}
+
 stamp_of() { sha256sum "$@" 2>/dev/null | sha256sum | cut -c1-16; }

@@ -7,7 +7,6 @@
 #     series is applied and built without touching KSRC itself.
 . "$(dirname "$0")/lib.sh"
 
-GIT_ID=(-c user.name="linmap kit" -c user.email="kit@localhost")
 
 extract_default() {
 	local tarball
