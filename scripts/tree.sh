@@ -78,6 +78,8 @@ worktree() {
 	fi
 	msg "creating the $name tree at $dir (Linux $ver, $(echo "$base" | cut -c1-12))"
 	mkdir -p "$OUT/trees/$name"
+	# Forget worktrees whose folder is gone (out/ removed by hand).
+	git -C "$KSRC" worktree prune
 	git -C "$KSRC" worktree add -q --detach "$dir" "$base"
 	echo "$base" >"$OUT/trees/$name/base"
 }
