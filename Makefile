@@ -11,12 +11,13 @@ QEMU_TIMEOUT ?= 900
 CMDLINE ?=
 STRESS ?=
 BBML2 ?= all
+SOAK_SECS ?= 600
 export KSRC SERIES PAGE_SIZE DEBUG MEM SMP QEMU_TIMEOUT CMDLINE STRESS BBML2
 
 S := scripts
 
 .PHONY: help deps tree apply config kernel kmod selftests initramfs boot \
-	run check check-series clean distclean
+	run check soak check-series clean distclean
 
 help:
 	@sed -n 's/^## //p' $(S)/help.txt
@@ -53,6 +54,12 @@ run: initramfs
 
 check: deps
 	@$(S)/check.sh
+
+# The long reliability run: SOAK_SECS of churn per mode, 4K pages unless
+# CHECK_PAGE_SIZES says otherwise.
+soak: deps
+	@SOAK_SECS=$(SOAK_SECS) CHECK_PAGE_SIZES="$(or $(CHECK_PAGE_SIZES),4K)" \
+		$(S)/check.sh
 
 check-series: deps
 	@$(S)/check-series.sh

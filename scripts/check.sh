@@ -170,6 +170,40 @@ guest() {
 		return 0
 	fi
 	count_tap "$mode" "$data"
+	check_churn "$mode" "$data"
+}
+
+# The churn phase, if the guest ran one: the shadow-model stress while a
+# module was loaded and unloaded and CPUs went offline and online.
+check_churn() {
+	local mode=$1 data=$2 churn cpa k bad_keys=
+	grep -qx '\[churn\]' "$data" || return 0
+	churn=$(sed -n '/^\[churn\]/,/^\[cpa\]/p' "$data")
+	cpa=$(sed -n '/^\[cpa\]/,/^\[/p' "$data")
+	kv() { sed -n "s/^$1=//p" <<<"$2" | head -1; }
+	for k in mismatches call_errors audit.violations; do
+		[ "$(kv "$k" "$cpa")" = 0 ] || bad_keys+=" $k=$(kv "$k" "$cpa")"
+	done
+	[ "$(kv cpa_rc "$churn")" = 0 ] || bad_keys+=" cpa_rc=$(kv cpa_rc "$churn")"
+	[ "$(kv ops "$cpa")" -gt 0 ] 2>/dev/null || bad_keys+=" ops=$(kv ops "$cpa")"
+	if [ -z "$bad_keys" ]; then
+		ok "$mode: churn: $(kv ops "$cpa") random changes (seed $(kv seed "$cpa")), $(kv verified_pages "$cpa") page checks, 0 mismatches"
+	else
+		bad "$mode: churn: shadow-model stress clean" "$bad_keys
+$cpa"
+	fi
+	if [ "$(kv module_cycles "$churn")" -gt 0 ] 2>/dev/null &&
+	   [ "$(kv module_failures "$churn")" = 0 ]; then
+		ok "$mode: churn: module loaded and unloaded $(kv module_cycles "$churn") times"
+	else
+		bad "$mode: churn: module load/unload during the stress" "$churn"
+	fi
+	if [ "$(kv cpu_cycles "$churn")" -gt 0 ] 2>/dev/null &&
+	   [ "$(kv cpu_failures "$churn")" = 0 ]; then
+		ok "$mode: churn: CPUs went offline and online $(kv cpu_cycles "$churn") times"
+	else
+		bad "$mode: churn: CPU offline/online during the stress" "$churn"
+	fi
 }
 
 # same_layout PAGE_SIZE MODE_A MODE_B: the kernel's ptdump of the linear map
@@ -188,26 +222,46 @@ same_layout() {
 }
 
 STRESS_CHECK=${STRESS:-pages=0 rounds=1}
+# Memory hotplug: the guest has 4G of RAM and boots with 3G; the top 1G is
+# hot-added and removed by the tests.
+HOTPLUG="mem=3G linmap.hotplug=0x100000000,0x40000000"
+CHURN=linmap.churn=${CHURN_SECS:-5}
+if [ -n "${SOAK_SECS:-}" ]; then
+	# make soak: the long version of the churn, one guest per mode.
+	export QEMU_TIMEOUT=$((SOAK_SECS * 2 + 900))
+	CHURN=linmap.churn=$SOAK_SECS
+	for ps in "${built[@]}"; do
+		if has_bbml2_test; then
+			guest "$ps" soak-bbml2-all "bbml2_test=all $HOTPLUG $CHURN"
+			guest "$ps" soak-debug-pagealloc "bbml2_test=all debug_pagealloc=on $CHURN"
+			guest "$ps" soak-kfence "bbml2_test=all kfence.sample_interval=5 $CHURN"
+		else
+			guest "$ps" soak-rodata-full "rodata=full $HOTPLUG $CHURN"
+		fi
+	done
+	finish
+fi
 if has_bbml2_test; then
 	# The series with the test-only bbml2_test= parameter.
 	for ps in "${built[@]}"; do
-		guest "$ps" bbml2-all "bbml2_test=all" "$STRESS_CHECK"
-		guest "$ps" rodata-on "bbml2_test=all rodata=on" \
+		guest "$ps" bbml2-all "bbml2_test=all $HOTPLUG $([ "$ps" = 4K ] && echo "$CHURN")" \
+			"$STRESS_CHECK"
+		guest "$ps" rodata-on "bbml2_test=all rodata=on $HOTPLUG" \
 			"$([ "$ps" = 4K ] && echo "$STRESS_CHECK")"
 		same_layout "$ps" bbml2-all rodata-on
-		guest "$ps" bbml2-none "bbml2_test=none" "$STRESS_CHECK"
+		guest "$ps" bbml2-none "bbml2_test=none $HOTPLUG" "$STRESS_CHECK"
 		guest "$ps" bbml2-boot "bbml2_test=boot" "$STRESS_CHECK"
 		[ "$ps" = 4K ] || continue
 		guest "$ps" bbml2-secondary "bbml2_test=secondary" "$STRESS_CHECK"
 		guest "$ps" late-cpu "bbml2_test=0-2 maxcpus=2" "" 4
-		guest "$ps" debug-pagealloc "bbml2_test=all debug_pagealloc=on" "$STRESS_CHECK"
-		guest "$ps" kfence "bbml2_test=all kfence.sample_interval=10" "$STRESS_CHECK"
+		guest "$ps" debug-pagealloc "bbml2_test=all debug_pagealloc=on $CHURN" "$STRESS_CHECK"
+		guest "$ps" kfence "bbml2_test=all kfence.sample_interval=5 $CHURN" "$STRESS_CHECK"
 		guest "$ps" rodata-off "bbml2_test=all rodata=off" "$STRESS_CHECK"
 	done
 else
 	# Unpatched 6.12.
 	for ps in "${built[@]}"; do
-		guest "$ps" rodata-full "rodata=full" "$STRESS_CHECK"
+		guest "$ps" rodata-full "rodata=full $HOTPLUG $CHURN" "$STRESS_CHECK"
 		guest "$ps" rodata-on "rodata=on kfence.sample_interval=100" "$STRESS_CHECK"
 		guest "$ps" rodata-off "rodata=off" "$STRESS_CHECK"
 		guest "$ps" debug-pagealloc "debug_pagealloc=on" "$STRESS_CHECK"

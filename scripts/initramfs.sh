@@ -20,7 +20,7 @@ for app in $("$TOP/scripts/guest/applets"); do
 	ln -sf busybox "$root/bin/$app"
 done
 install -m 755 "$TOP/scripts/guest/init" "$root/init"
-install -m 644 "$KO" "$root/lib/modules/"
+install -m 644 "$KO" "$BUILD/kmod/linmap_churn.ko" "$root/lib/modules/"
 install -m 755 "$ST" "$root/bin/"
 (cd "$root" && find . | sort | cpio -o -H newc -R 0:0 --quiet) |
 	gzip -n -1 >"$INITRD.tmp"

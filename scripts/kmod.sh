@@ -8,6 +8,11 @@
 [ -f "$BUILD/Module.symvers" ] || die "kernel not built at $BUILD; run 'make kernel'"
 dir=$BUILD/kmod
 mkdir -p "$dir"
+# Sources no longer in kmod/ (renamed or removed) must not be built.
+for f in "$dir"/*.c "$dir"/*.h; do
+	[ -e "$f" ] || continue
+	[ -e "$TOP/kmod/${f##*/}" ] || rm -f "$f" "${f%.*}.o"
+done
 # Copy only what changed, so an unchanged module is not rebuilt.
 for f in "$TOP"/kmod/*.c "$TOP"/kmod/*.h "$TOP"/kmod/Makefile; do
 	[ -e "$f" ] || continue
@@ -21,4 +26,4 @@ kmake M="$dir" modules >"$dir/build.log" 2>&1 || {
 if grep -E 'warning:' "$dir/build.log" >&2; then
 	die "module build has warnings; see $dir/build.log"
 fi
-ls "$dir"/linmap_test.ko >/dev/null
+ls "$dir"/linmap_test.ko "$dir"/linmap_churn.ko >/dev/null

@@ -742,7 +742,33 @@ static bool lm_within(const struct lm_range *in, const struct lm_range *out)
 FIXTURE(linmap) {
 	struct lm_state st;
 	bool area_used;
+	bool ready;
 };
+
+/*
+ * Run the module's page-table auditor: the linear map must have no
+ * violation. Returns the raw report (to be freed), or NULL after a failed
+ * assertion.
+ */
+static char *lm_audit(struct __test_metadata *_metadata, const char *when)
+{
+	unsigned long long v;
+	char *buf;
+	int err;
+
+	buf = lm_read("audit");
+	err = errno;
+	EXPECT_NE(NULL, buf) TH_LOG("%s: cannot read %s/audit: %s", when, LM_DIR,
+				    strerror(err));
+	if (!buf)
+		return NULL;
+	v = lm_need_ull(_metadata, "audit", buf, "violations");
+	EXPECT_EQ(0, v) {
+		TH_LOG("%s: the page-table auditor found %llu violations", when, v);
+		lm_log_raw(_metadata, "audit", buf);
+	}
+	return buf;
+}
 
 FIXTURE_SETUP(linmap)
 {
@@ -754,6 +780,7 @@ FIXTURE_SETUP(linmap)
 		SKIP(return, "%s", why);
 	ASSERT_EQ(0, ret) TH_LOG("%s", why);
 	lm_parse_state(_metadata, &self->st);
+	self->ready = true;
 }
 
 FIXTURE_TEARDOWN(linmap)
@@ -767,6 +794,9 @@ FIXTURE_TEARDOWN(linmap)
 		lm_write("area", "rw");
 		lm_write("area", "free");
 	}
+	/* Whatever the test did, the linear map must still be sound. */
+	if (self->ready)
+		free(lm_audit(_metadata, "after the test"));
 }
 
 TEST_F(linmap, state_sane)
@@ -1196,6 +1226,242 @@ TEST_F(linmap, ro_single_page_split)
  * Run one stress pass with @params and check its result.  @params is also
  * parsed for the values the result must echo.
  */
+/* ---- reliability: auditor, shadow-model stress, injection, hotplug ---- */
+
+TEST_F(linmap, audit_clean)
+{
+	unsigned long long leaves, pages, tables, counted;
+	char *buf = lm_audit(_metadata, "audit_clean");
+
+	ASSERT_NE(NULL, buf);
+	leaves = lm_need_ull(_metadata, "audit", buf, "leaves");
+	pages = lm_need_ull(_metadata, "audit", buf, "pages_checked");
+	tables = lm_need_ull(_metadata, "audit", buf, "table_pages");
+	counted = lm_need_ull(_metadata, "audit", buf, "table_pages_counted");
+	EXPECT_LT(0, leaves);
+	EXPECT_LT(0, tables);
+	EXPECT_EQ(tables, counted);
+	/* Every page of memory is mapped by some leaf. */
+	EXPECT_LE(lm_meminfo("MemTotal") / self->st.page_size, pages);
+	TH_LOG("audit: %llu leaves, %llu pages, %llu table pages", leaves, pages,
+	       tables);
+	free(buf);
+}
+
+/* The auditor must catch each fault in a set of made-up entries. */
+TEST_F(linmap, audit_detects)
+{
+	unsigned long long cases, missed;
+	char *buf = lm_read("audit_selftest");
+
+	ASSERT_NE(NULL, buf) TH_LOG("cannot read %s/audit_selftest", LM_DIR);
+	cases = lm_need_ull(_metadata, "audit_selftest", buf, "cases");
+	missed = lm_need_ull(_metadata, "audit_selftest", buf, "missed");
+	EXPECT_LE(10, cases);
+	EXPECT_EQ(0, missed) lm_log_raw(_metadata, "audit_selftest", buf);
+	TH_LOG("auditor: %llu made-up cases, %llu missed", cases, missed);
+	free(buf);
+}
+
+/*
+ * Random concurrent RO/RW and invalid/valid changes against a shadow model,
+ * verified by walk and by probe after every batch. LINMAP_CPA may give
+ * seed=, threads=, ops=, secs=, pages=, batch=; the seed used is logged so
+ * that a failure can be replayed.
+ */
+TEST_F_TIMEOUT(linmap, cpa_random, 3600)
+{
+	static const char * const zero[] = {
+		"mismatches", "call_errors", "audit.violations",
+	};
+	static const char * const some[] = {
+		"ro", "rw", "invalid", "valid", "verified_pages",
+	};
+	const char *env = getenv("LINMAP_CPA");
+	unsigned long long ops, v;
+	char params[256], *buf;
+	unsigned int i;
+	int ret;
+
+	snprintf(params, sizeof(params), "%s",
+		 env && *env ? env : "ops=2000 secs=4 pages=64");
+	ret = lm_write("cpa", params);
+	buf = lm_read("cpa");
+	ASSERT_NE(NULL, buf) TH_LOG("cannot read %s/cpa", LM_DIR);
+	TH_LOG("cpa '%s': seed=%llu", params,
+	       lm_need_ull(_metadata, "cpa", buf, "seed"));
+	EXPECT_EQ(0, ret) TH_LOG("cpa '%s': %s", params, strerror(-ret));
+	ops = lm_need_ull(_metadata, "cpa", buf, "ops");
+	EXPECT_LT(0, ops);
+	for (i = 0; i < ARRAY_SIZE(zero); i++) {
+		v = lm_need_ull(_metadata, "cpa", buf, zero[i]);
+		EXPECT_EQ(0, v) TH_LOG("cpa: %s=%llu", zero[i], v);
+	}
+	/* With this many random operations, each kind must have run. */
+	for (i = 0; ops >= 100 && i < ARRAY_SIZE(some); i++) {
+		EXPECT_LT(0, lm_need_ull(_metadata, "cpa", buf, some[i]))
+			TH_LOG("cpa: no %s", some[i]);
+	}
+	TH_LOG("cpa: %llu ops, %llu pages verified in %llu ms", ops,
+	       lm_need_ull(_metadata, "cpa", buf, "verified_pages"),
+	       lm_need_ull(_metadata, "cpa", buf, "elapsed_ms"));
+	if (_metadata->exit_code == KSFT_FAIL)
+		lm_log_raw(_metadata, "cpa", buf);
+	free(buf);
+}
+
+/* LINMAP_HOTPLUG=START,SIZE: a range of RAM outside the linear map. */
+static bool lm_hotplug_range(unsigned long long *start, unsigned long long *size)
+{
+	const char *env = getenv("LINMAP_HOTPLUG");
+
+	return env && sscanf(env, "%lli,%lli", start, size) == 2 && *size;
+}
+
+/* Allocations a single-page split needs around a leaf of this kind. */
+static unsigned long long lm_split_allocs(const char *leaf)
+{
+	if (!strcmp(leaf, "pud"))
+		return 2;
+	if (!strcmp(leaf, "cont_pmd") || !strcmp(leaf, "pmd"))
+		return 1;
+	return 0;
+}
+
+/*
+ * Fail the Nth page-table allocation of a split (of the largest leaf, of a
+ * direct-map page, of vmalloc aliases) and of a hot-add, for each N: the
+ * call must fail, the mapping
+ * stay valid with its permissions, the auditor stay clean and no
+ * page-table page leak.
+ */
+TEST_F_TIMEOUT(linmap, inject_alloc_failures, 1800)
+{
+	static const char * const cases[] = {
+		"split_block", "direct_map_page", "vmalloc_ro", "hot_add",
+	};
+	static const char * const zero[] = {
+		"wrong_ret", "lost", "leaked", "audit",
+	};
+	unsigned long long start, size, allocs, failed, tries, v;
+	char cmd[128], key[64], skip[128], leaf[32], *buf;
+	unsigned int i, j, ran = 0;
+	int ret;
+
+	if (lm_hotplug_range(&start, &size))
+		/* The upper half: a part of a block, so tables are needed. */
+		snprintf(cmd, sizeof(cmd), "run hotplug=%#llx,%#llx",
+			 start + size / 2, size / 2);
+	else
+		snprintf(cmd, sizeof(cmd), "run");
+	ret = lm_write("inject", cmd);
+	if (ret == -EOPNOTSUPP)
+		SKIP(return, "the kernel lacks the test-only linmap_inject hook");
+	ASSERT_EQ(0, ret) TH_LOG("inject '%s': %s", cmd, strerror(-ret));
+	buf = lm_read("inject");
+	ASSERT_NE(NULL, buf);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		snprintf(key, sizeof(key), "\n%s.skip=", cases[i]);
+		v = 0;
+		if (strstr(buf, key))
+			v = sscanf(strstr(buf, key) + strlen(key), "%127[^\n]", skip);
+		ASSERT_NE(NULL, strstr(buf, key)) lm_log_missing(_metadata, "inject",
+								 key + 1, buf);
+		if (v == 1) {
+			TH_LOG("%s: not run: %s", cases[i], skip);
+			continue;
+		}
+		ran++;
+		for (j = 0; j < ARRAY_SIZE(zero); j++) {
+			snprintf(key, sizeof(key), "%s.%s", cases[i], zero[j]);
+			v = lm_need_ull(_metadata, "inject", buf, key);
+			EXPECT_EQ(0, v) TH_LOG("%s=%llu", key, v);
+		}
+		snprintf(key, sizeof(key), "%s.ok", cases[i]);
+		EXPECT_EQ(1, lm_need_ull(_metadata, "inject", buf, key))
+			TH_LOG("%s: the call without a failure did not succeed", cases[i]);
+		snprintf(key, sizeof(key), "%s.allocations", cases[i]);
+		allocs = lm_need_ull(_metadata, "inject", buf, key);
+		snprintf(key, sizeof(key), "%s.failed", cases[i]);
+		failed = lm_need_ull(_metadata, "inject", buf, key);
+		snprintf(key, sizeof(key), "%s.tries", cases[i]);
+		tries = lm_need_ull(_metadata, "inject", buf, key);
+		snprintf(key, sizeof(key), "%s.leaf", cases[i]);
+		lm_need_str(_metadata, "inject", buf, key, leaf, sizeof(leaf));
+		/* Every allocation failed once, or a sample of a long run. */
+		if (allocs <= 8) {
+			EXPECT_EQ(allocs, failed);
+		} else {
+			EXPECT_LE(8, failed);
+		}
+		if (!strcmp(cases[i], "split_block")) {
+			EXPECT_LE(lm_split_allocs(leaf), allocs)
+				TH_LOG("a split around a %s leaf allocates", leaf);
+		}
+		TH_LOG("%s: %llu allocations, %llu made to fail, %llu calls%s%s",
+		       cases[i], allocs, failed, tries, *leaf ? ", leaf " : "", leaf);
+	}
+	if (_metadata->exit_code == KSFT_FAIL)
+		lm_log_raw(_metadata, "inject", buf);
+	free(buf);
+	if (!ran)
+		SKIP(return, "no case could run here (see the log)");
+}
+
+/*
+ * Hot-add LINMAP_HOTPLUG: its linear map must follow the boot policy
+ * (blocks unless page mappings are forced), then hot-remove it: unmapped,
+ * with its page-table pages freed.
+ */
+TEST_F_TIMEOUT(linmap, hotplug_policy, 600)
+{
+	unsigned long long start, size, v, blocks, pages, want_blocks;
+	char cmd[96], *buf;
+	int ret;
+
+	if (!lm_hotplug_range(&start, &size))
+		SKIP(return, "set LINMAP_HOTPLUG=START,SIZE to a range of RAM left out by mem=");
+	snprintf(cmd, sizeof(cmd), "%#llx,%#llx", start, size);
+	ret = lm_write("hotplug", cmd);
+	if (ret == -EOPNOTSUPP)
+		SKIP(return, "the kernel has no memory hotplug");
+	ASSERT_EQ(0, ret) TH_LOG("hotplug '%s': %s", cmd, strerror(-ret));
+	buf = lm_read("hotplug");
+	ASSERT_NE(NULL, buf);
+	EXPECT_EQ(0, lm_need_ll(_metadata, "hotplug", buf, "add_ret"));
+	EXPECT_EQ(0, lm_need_ll(_metadata, "hotplug", buf, "remove_ret"));
+	want_blocks = lm_need_bool(_metadata, "hotplug", buf, "want_blocks");
+	/* The same policy as boot memory, as the test derives it. */
+	EXPECT_EQ(!self->st.debug_pagealloc &&
+		  (self->st.bbml2 == 1 || !self->st.can_set_direct_map), want_blocks);
+	blocks = lm_need_ull(_metadata, "hotplug", buf, "added.cont_pmd") +
+		 lm_need_ull(_metadata, "hotplug", buf, "added.pmd");
+	if (self->st.has[LM_PUD])
+		blocks += lm_need_ull(_metadata, "hotplug", buf, "added.pud");
+	pages = lm_need_ull(_metadata, "hotplug", buf, "added.pte") +
+		lm_need_ull(_metadata, "hotplug", buf, "added.cont_pte");
+	EXPECT_EQ(0, lm_need_ull(_metadata, "hotplug", buf, "added.unmapped_pages"));
+	if (want_blocks) {
+		EXPECT_LT(0, blocks);
+		EXPECT_EQ(0, pages);
+	} else {
+		EXPECT_EQ(0, blocks);
+		EXPECT_EQ(size / self->st.page_size,
+			  lm_need_ull(_metadata, "hotplug", buf, "added.pte"));
+	}
+	v = lm_need_ull(_metadata, "hotplug", buf, "unmapped_pages_after");
+	EXPECT_EQ(size / self->st.page_size, v) TH_LOG("range still mapped after removal");
+	EXPECT_EQ(lm_need_ull(_metadata, "hotplug", buf, "tables_before"),
+		  lm_need_ull(_metadata, "hotplug", buf, "tables_after"));
+	EXPECT_EQ(0, lm_need_ull(_metadata, "hotplug", buf, "audit_violations"));
+	TH_LOG("hot-added %#llx+%#llx: %llu block entries, %llu page entries, %llu table pages",
+	       start, size, blocks, pages,
+	       lm_need_ull(_metadata, "hotplug", buf, "tables_added"));
+	if (_metadata->exit_code == KSFT_FAIL)
+		lm_log_raw(_metadata, "hotplug", buf);
+	free(buf);
+}
+
 static void lm_stress(struct __test_metadata *_metadata,
 		      const struct lm_state *st, const char *params)
 {

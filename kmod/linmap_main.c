@@ -33,10 +33,9 @@
 #include <asm/cpufeature.h>
 #include <asm/pgtable.h>
 
-enum lm_kind { K_PUD, K_CONT_PMD, K_PMD, K_CONT_PTE, K_PTE, NR_KINDS };
-enum lm_scope { S_ALL, S_KIMAGE, S_KFENCE, S_REST, NR_SCOPES };
+#include "linmap_test.h"
 
-static const char *const kind_name[NR_KINDS] = {
+const char *const kind_name[NR_KINDS] = {
 	"pud", "cont_pmd", "pmd", "cont_pte", "pte"
 };
 
@@ -45,29 +44,13 @@ static const char *const scope_name[NR_SCOPES] = {
 };
 
 /* Bytes mapped by one entry of each kind. */
-static const unsigned long kind_size[NR_KINDS] = {
+const unsigned long kind_size[NR_KINDS] = {
 	PUD_SIZE, PMD_SIZE, PMD_SIZE, PAGE_SIZE, PAGE_SIZE
 };
 
-struct lm_counts {
-	u64 n[NR_SCOPES][NR_KINDS];
-	u64 table_pages;
-};
+struct lm_syms sym;
 
-/* Not exported to modules: resolved through kallsyms at load time. */
-static struct {
-	int (*set_memory_ro)(unsigned long addr, int numpages);
-	int (*set_memory_rw)(unsigned long addr, int numpages);
-	bool (*can_set_direct_map)(void);
-	void (*get_online_mems)(void);
-	void (*put_online_mems)(void);
-	struct mm_struct *init_mm;
-	bool *rodata_full;
-	bool *kfence_early_init;
-	unsigned long stext, init_begin;
-} sym;
-
-static DEFINE_MUTEX(lm_lock);
+DEFINE_MUTEX(lm_lock);
 static struct dentry *lm_dir;
 
 static bool pud_blocks(void)
@@ -89,11 +72,23 @@ static const struct {
 	LM_SYM(init_mm, "init_mm", true),
 	LM_SYM(rodata_full, "rodata_full", true),
 	LM_SYM(stext, "_text", true),
+	LM_SYM(text_start, "_stext", true),
+	LM_SYM(walk_system_ram_range, "walk_system_ram_range", true),
 	LM_SYM(init_begin, "__init_begin", true),
 	/* Only present with MEMORY_HOTPLUG and KFENCE respectively. */
 	LM_SYM(get_online_mems, "get_online_mems", false),
 	LM_SYM(put_online_mems, "put_online_mems", false),
 	LM_SYM(kfence_early_init, "kfence_early_init", false),
+	LM_SYM(rodata_enabled, "rodata_enabled", false),
+	LM_SYM(set_direct_map_invalid_noflush,
+	       "set_direct_map_invalid_noflush", true),
+	LM_SYM(set_direct_map_default_noflush,
+	       "set_direct_map_default_noflush", true),
+	/* Memory hotplug, and the test-only allocation failure hook. */
+	LM_SYM(add_memory, "add_memory", false),
+	LM_SYM(remove_memory, "remove_memory", false),
+	LM_SYM(inject, "linmap_inject", false),
+	LM_SYM(split_kernel_leaf_mapping, "split_kernel_leaf_mapping", false),
 };
 
 static int lm_resolve(void)
@@ -128,13 +123,13 @@ static int lm_resolve(void)
 }
 
 /* Linear alias of [_text, __init_begin), mapped specially by map_mem(). */
-static void kimage_alias(unsigned long *start, unsigned long *end)
+void kimage_alias(unsigned long *start, unsigned long *end)
 {
 	*start = (unsigned long)__va(__pa_symbol(sym.stext));
 	*end = (unsigned long)__va(__pa_symbol(sym.init_begin));
 }
 
-static bool kfence_pool(unsigned long *start, unsigned long *end)
+bool kfence_pool(unsigned long *start, unsigned long *end)
 {
 #ifdef CONFIG_KFENCE
 	if (__kfence_pool) {
@@ -256,14 +251,14 @@ static void walk_p4d(struct lm_walk *w, pgd_t *pgdp, unsigned long addr,
 	} while (p4dp++, addr = next, addr != end);
 }
 
-static void lm_walk_lock(void)
+void lm_walk_lock(void)
 {
 	if (sym.get_online_mems)
 		sym.get_online_mems();
 	mmap_read_lock(sym.init_mm);
 }
 
-static void lm_walk_unlock(void)
+void lm_walk_unlock(void)
 {
 	mmap_read_unlock(sym.init_mm);
 	if (sym.put_online_mems)
@@ -275,7 +270,7 @@ static void lm_walk_unlock(void)
  * frees linear-map tables, is held off; splits only ever replace a leaf by
  * a table, so a concurrent split can make counts stale but never unsafe.
  */
-static void lm_count(struct lm_counts *c)
+void lm_count(struct lm_counts *c)
 {
 	unsigned long addr = PAGE_OFFSET, end = PAGE_END, next;
 	struct lm_walk w = { .c = c };
@@ -297,7 +292,7 @@ static void lm_count(struct lm_counts *c)
 }
 
 /* Find the leaf mapping @addr; returns its kind or -ENOENT if unmapped. */
-static int lm_lookup(unsigned long addr, u64 *val)
+int lm_lookup(unsigned long addr, u64 *val)
 {
 	pgd_t *pgdp;
 	p4d_t *p4dp;
@@ -344,7 +339,7 @@ out:
 /* ---- fault-safe probes -------------------------------------------------- */
 
 /* Write a byte back over itself; false if the write faulted. */
-static bool lm_probe_write(void *addr)
+bool lm_probe_write(void *addr)
 {
 	u8 v;
 
@@ -359,7 +354,7 @@ fault:
 	return false;
 }
 
-static void *alias_of(void *vaddr)
+void *alias_of(void *vaddr)
 {
 	return page_address(vmalloc_to_page(vaddr));
 }
@@ -487,7 +482,7 @@ static int leaf_open(struct inode *inode, struct file *file)
 	return single_open(file, leaf_show, NULL);
 }
 
-static int read_cmd(const char __user *ubuf, size_t len, char *buf,
+int read_cmd(const char __user *ubuf, size_t len, char *buf,
 		    size_t size)
 {
 	if (len >= size)
@@ -975,6 +970,11 @@ static int __init linmap_test_init(void)
 	debugfs_create_file("leaf", 0644, lm_dir, NULL, &leaf_fops);
 	debugfs_create_file("area", 0644, lm_dir, NULL, &area_fops);
 	debugfs_create_file("stress", 0644, lm_dir, NULL, &stress_fops);
+	ret = lm_rel_init(lm_dir);
+	if (ret) {
+		debugfs_remove_recursive(lm_dir);
+		return ret;
+	}
 	pr_info("ready: %lu-byte pages, rodata_full=%d, bbml2=%d\n",
 		PAGE_SIZE, *sym.rodata_full, bbml2_state());
 	return 0;
@@ -983,6 +983,7 @@ static int __init linmap_test_init(void)
 static void __exit linmap_test_exit(void)
 {
 	debugfs_remove_recursive(lm_dir);
+	lm_rel_exit();
 	mutex_lock(&lm_lock);
 	area_free();
 	kfree(result);

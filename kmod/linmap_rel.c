@@ -1,0 +1,1661 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * linmap_test, reliability part:
+ *
+ *   audit    walk the whole linear map and check its invariants;
+ *   cpa      random concurrent permission and validity changes, checked
+ *            against a shadow model by page-table walk and by fault-safe
+ *            probes;
+ *   inject   fail each page-table allocation of a split or of a memory
+ *            hot-add in turn (needs the test-only linmap_inject hook) and
+ *            check that the mapping survives and nothing leaks;
+ *   hotplug  hot-add memory, check that its linear map follows the same
+ *            policy as boot memory, hot-remove it.
+ *
+ * See Documentation/testing.rst in the kit for the file formats.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bsearch.h>
+#include <linux/completion.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/prandom.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <asm/tlbflush.h>
+
+#include "linmap_test.h"
+
+/* ---- auditor ------------------------------------------------------------ */
+
+#define AUDIT_SHOWN	16
+
+struct lm_audit {
+	unsigned long violations;
+	unsigned long leaves, invalid_leaves, pages_checked;
+	unsigned long tables, tables_counted;
+	unsigned long ki_start, ki_end;
+	bool ki_ro;
+	/* System RAM (memblock memory less NOMAP), adjacent ranges merged. */
+	unsigned int nr_ram;
+	struct { unsigned long start, end; } ram[64];
+	/* Every table page seen, to find shared, free or leaked ones. */
+	phys_addr_t *table_pa;
+	unsigned long max_tables;
+	bool table_overflow;
+	unsigned int shown;
+	char msg[AUDIT_SHOWN][128];
+};
+
+static __printf(3, 4) void audit_bad(struct lm_audit *a, unsigned long addr,
+				     const char *fmt, ...)
+{
+	va_list args;
+	int n;
+
+	a->violations++;
+	if (a->shown >= AUDIT_SHOWN)
+		return;
+	n = scnprintf(a->msg[a->shown], sizeof(a->msg[0]), "0x%lx: ", addr);
+	va_start(args, fmt);
+	vscnprintf(a->msg[a->shown] + n, sizeof(a->msg[0]) - n, fmt, args);
+	va_end(args);
+	a->shown++;
+}
+
+static void audit_table(struct lm_audit *a, void *table)
+{
+	if (a->tables < a->max_tables)
+		a->table_pa[a->tables] = __pa(table);
+	else
+		a->table_overflow = true;
+	a->tables++;
+}
+
+static int audit_add_ram(unsigned long pfn, unsigned long nr, void *arg)
+{
+	struct lm_audit *a = arg;
+
+	if (a->nr_ram && a->ram[a->nr_ram - 1].end == pfn) {
+		a->ram[a->nr_ram - 1].end += nr;
+		return 0;
+	}
+	if (a->nr_ram == ARRAY_SIZE(a->ram))
+		return -ENOSPC;
+	a->ram[a->nr_ram].start = pfn;
+	a->ram[a->nr_ram].end = pfn + nr;
+	a->nr_ram++;
+	return 0;
+}
+
+/* Is [pfn, pfn + nr) inside one System RAM range? */
+static bool audit_in_ram(struct lm_audit *a, unsigned long pfn,
+			 unsigned long nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < a->nr_ram; i++)
+		if (pfn >= a->ram[i].start && pfn + nr <= a->ram[i].end)
+			return true;
+	return false;
+}
+
+static void audit_leaf(struct lm_audit *a, unsigned long addr,
+		       unsigned long size, u64 val, phys_addr_t pa,
+		       const char *level)
+{
+	unsigned long pfn;
+
+	a->leaves++;
+	if (!(val & PTE_VALID))
+		a->invalid_leaves++;
+	if (pa != __pa(addr))
+		audit_bad(a, addr, "%s maps %pa, not its linear address", level,
+			  &pa);
+	else if (!IS_ALIGNED(pa, size))
+		audit_bad(a, addr, "%s output %pa is not aligned", level, &pa);
+	if (!(val & PTE_PXN))
+		audit_bad(a, addr, "%s is executable", level);
+	if (a->ki_ro && addr < a->ki_end && addr + size > a->ki_start &&
+	    (!(val & PTE_VALID) || !(val & PTE_RDONLY) || (val & PTE_WRITE)))
+		audit_bad(a, addr, "%s maps the kernel image alias writable or invalid (0x%llx)",
+			  level, val);
+	pfn = PHYS_PFN(pa);
+	if (!pfn_is_map_memory(pfn) ||
+	    !pfn_is_map_memory(pfn + (size >> PAGE_SHIFT) - 1) ||
+	    !audit_in_ram(a, pfn, size >> PAGE_SHIFT))
+		audit_bad(a, addr, "%s maps %pa+0x%lx, not all memblock memory",
+			  level, &pa, size);
+	a->pages_checked += size >> PAGE_SHIFT;
+}
+
+/*
+ * A contiguous group must be all-contiguous or not at all, aligned, and
+ * entry i must equal entry 0 plus i * @step: same attributes and validity,
+ * physically contiguous output.
+ */
+static void audit_cont(struct lm_audit *a, unsigned long addr, u64 *vals,
+		       unsigned int nr, unsigned long step, const char *level)
+{
+	unsigned int i, cont = 0;
+
+	for (i = 0; i < nr; i++)
+		cont += !!(vals[i] & PTE_CONT);
+	if (!cont)
+		return;
+	if (cont != nr) {
+		audit_bad(a, addr, "%s group has %u of %u entries contiguous",
+			  level, cont, nr);
+		return;
+	}
+	if (!IS_ALIGNED(__pte_to_phys(__pte(vals[0])), nr * step))
+		audit_bad(a, addr, "%s group output is not aligned", level);
+	for (i = 1; i < nr; i++) {
+		if (vals[i] != vals[0] + i * step) {
+			audit_bad(a, addr, "%s group entry %u is 0x%llx, wants 0x%llx",
+				  level, i, vals[i], vals[0] + i * step);
+			return;
+		}
+	}
+}
+
+static void audit_pte_table(struct lm_audit *a, pmd_t *pmdp,
+			    unsigned long addr)
+{
+	pte_t *base = pte_offset_kernel(pmdp, addr);
+	u64 vals[CONT_PTES];
+	unsigned int i, used = 0;
+
+	audit_table(a, base);
+	for (i = 0; i < PTRS_PER_PTE; i++) {
+		unsigned long va = addr + i * PAGE_SIZE;
+		pte_t pte = __ptep_get(base + i);
+
+		vals[i % CONT_PTES] = pte_val(pte);
+		if (!pte_none(pte)) {
+			used++;
+			audit_leaf(a, va, PAGE_SIZE, pte_val(pte),
+				   PFN_PHYS(pte_pfn(pte)),
+				   pte_cont(pte) ? "cont_pte" : "pte");
+		}
+		if (i % CONT_PTES == CONT_PTES - 1)
+			audit_cont(a, va - (CONT_PTES - 1) * PAGE_SIZE, vals,
+				   CONT_PTES, PAGE_SIZE, "cont_pte");
+	}
+	if (!used)
+		audit_bad(a, addr, "empty PTE table");
+}
+
+static void audit_pmd_table(struct lm_audit *a, pud_t *pudp,
+			    unsigned long addr, unsigned long end)
+{
+	pmd_t *base = pmd_offset(pudp, addr);
+	u64 vals[CONT_PMDS];
+	unsigned int i, used = 0, n = (end - addr) / PMD_SIZE;
+
+	audit_table(a, base);
+	for (i = 0; i < n; i++) {
+		unsigned long va = addr + i * PMD_SIZE;
+		pmd_t pmd = READ_ONCE(base[i]);
+
+		vals[i % CONT_PMDS] = pmd_table(pmd) ? 0 : pmd_val(pmd);
+		if (!pmd_none(pmd)) {
+			used++;
+			if (pmd_table(pmd))
+				audit_pte_table(a, base + i, va);
+			else
+				audit_leaf(a, va, PMD_SIZE, pmd_val(pmd),
+					   PFN_PHYS(pmd_pfn(pmd)),
+					   pmd_cont(pmd) ? "cont_pmd" : "pmd");
+		}
+		if (i % CONT_PMDS == CONT_PMDS - 1)
+			audit_cont(a, va - (CONT_PMDS - 1) * PMD_SIZE, vals,
+				   CONT_PMDS, PMD_SIZE, "cont_pmd");
+		if (!(i & 63))
+			cond_resched();
+	}
+	if (!used)
+		audit_bad(a, addr, "empty PMD table");
+}
+
+static void audit_pud_table(struct lm_audit *a, p4d_t *p4dp,
+			    unsigned long addr, unsigned long end)
+{
+	pud_t *pudp = pud_offset(p4dp, addr);
+	unsigned long next;
+
+	/* A folded PUD level has no table page of its own. */
+	if (PTRS_PER_PUD > 1)
+		audit_table(a, pudp);
+	do {
+		pud_t pud = READ_ONCE(*pudp);
+
+		next = pud_addr_end(addr, end);
+		if (pud_none(pud))
+			continue;
+		if (pud_table(pud))
+			audit_pmd_table(a, pudp, addr, next);
+		else
+			audit_leaf(a, addr, PUD_SIZE, pud_val(pud),
+				   PFN_PHYS(pud_pfn(pud)), "pud");
+	} while (pudp++, addr = next, addr != end);
+}
+
+static int cmp_pa(const void *x, const void *y)
+{
+	phys_addr_t a = *(const phys_addr_t *)x, b = *(const phys_addr_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Walk the linear map and check every leaf and table. Run it with nothing
+ * else changing the linear map: a split racing with the walk may look
+ * like a violation.
+ */
+static int lm_audit_run(struct lm_audit *a)
+{
+	unsigned long addr = PAGE_OFFSET, end = PAGE_END, next, i;
+	struct lm_counts *c;
+	pgd_t *pgdp;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	lm_count(c);
+	memset(a, 0, sizeof(*a));
+	a->max_tables = c->table_pages * 2 + 1024;
+	a->table_pa = kvmalloc_array(a->max_tables, sizeof(phys_addr_t),
+				     GFP_KERNEL);
+	if (!a->table_pa) {
+		kfree(c);
+		return -ENOMEM;
+	}
+	/* map_mem() maps [_stext, __init_begin) apart, read-only later. */
+	a->ki_start = (unsigned long)__va(__pa_symbol(sym.text_start));
+	a->ki_end = (unsigned long)__va(__pa_symbol(sym.init_begin));
+	a->ki_ro = sym.rodata_enabled ? *sym.rodata_enabled : true;
+	if (sym.walk_system_ram_range(0, PHYS_PFN(PHYS_MASK) + 1, a,
+				      audit_add_ram) ||
+	    !a->nr_ram)
+		audit_bad(a, 0, "cannot list System RAM (%u ranges)", a->nr_ram);
+
+	lm_walk_lock();
+	pgdp = pgd_offset_pgd(sym.init_mm->pgd, addr);
+	do {
+		p4d_t *p4dp;
+
+		next = pgd_addr_end(addr, end);
+		if (pgd_none(READ_ONCE(*pgdp)))
+			continue;
+		p4dp = p4d_offset(pgdp, addr);
+		if (p4d_none(READ_ONCE(*p4dp)))
+			continue;
+		audit_pud_table(a, p4dp, addr, next);
+	} while (pgdp++, addr = next, addr != end);
+	lm_walk_unlock();
+
+	/* Each table page is referenced once and is not free. */
+	if (!a->table_overflow) {
+		sort(a->table_pa, a->tables, sizeof(phys_addr_t), cmp_pa, NULL);
+		for (i = 0; i < a->tables; i++) {
+			phys_addr_t pa = a->table_pa[i];
+
+			if (i && pa == a->table_pa[i - 1])
+				audit_bad(a, (unsigned long)__va(pa),
+					  "table page referenced twice");
+			if (!page_ref_count(phys_to_page(pa)))
+				audit_bad(a, (unsigned long)__va(pa),
+					  "table page is free");
+		}
+	} else {
+		audit_bad(a, 0, "more table pages than expected: %lu",
+			  a->tables);
+	}
+	/* The counting walk and this one must agree. */
+	lm_count(c);
+	a->tables_counted = c->table_pages;
+	if (a->tables_counted != a->tables)
+		audit_bad(a, 0, "table pages: counted %lu, audited %lu",
+			  a->tables_counted, a->tables);
+	kfree(c);
+	return 0;
+}
+
+static bool audit_has_table(struct lm_audit *a, phys_addr_t pa)
+{
+	return bsearch(&pa, a->table_pa, min(a->tables, a->max_tables),
+		       sizeof(phys_addr_t), cmp_pa);
+}
+
+static void audit_free(struct lm_audit *a)
+{
+	kvfree(a->table_pa);
+	a->table_pa = NULL;
+}
+
+static void audit_show(struct seq_file *m, const char *prefix,
+		       struct lm_audit *a)
+{
+	unsigned int i;
+
+	seq_printf(m, "%sviolations=%lu\n", prefix, a->violations);
+	seq_printf(m, "%sleaves=%lu\n", prefix, a->leaves);
+	seq_printf(m, "%sinvalid_leaves=%lu\n", prefix, a->invalid_leaves);
+	seq_printf(m, "%spages_checked=%lu\n", prefix, a->pages_checked);
+	seq_printf(m, "%stable_pages=%lu\n", prefix, a->tables);
+	seq_printf(m, "%stable_pages_counted=%lu\n", prefix,
+		   a->tables_counted);
+	seq_printf(m, "%skimage_alias_ro=%d\n", prefix, a->ki_ro);
+	for (i = 0; i < a->shown; i++)
+		seq_printf(m, "%sviolation.%u=%s\n", prefix, i, a->msg[i]);
+}
+
+static int audit_show_file(struct seq_file *m, void *v)
+{
+	struct lm_audit *a = kzalloc(sizeof(*a), GFP_KERNEL);
+	int ret;
+
+	if (!a)
+		return -ENOMEM;
+	mutex_lock(&lm_lock);
+	ret = lm_audit_run(a);
+	mutex_unlock(&lm_lock);
+	if (!ret)
+		audit_show(m, "", a);
+	audit_free(a);
+	kfree(a);
+	return ret;
+}
+
+/*
+ * The auditor's own test: feed its checks made-up entries, each with one
+ * fault, and count the faults it misses. Nothing is written to the page
+ * tables.
+ */
+static int audit_selftest_show(struct seq_file *m, void *v)
+{
+	struct lm_audit *a = kzalloc(sizeof(*a), GFP_KERNEL);
+	unsigned long addr = (unsigned long)page_address(ZERO_PAGE(0));
+	unsigned long cases = 0, missed = 0, i;
+	u64 vals[CONT_PTES], good[CONT_PTES], prot;
+	phys_addr_t pa;
+
+	if (!a)
+		return -ENOMEM;
+	/* Aligned beyond the largest size the cases below use. */
+	addr = ALIGN_DOWN(addr, CONT_PTE_SIZE * 2);
+	pa = __pa(addr);
+	prot = pgprot_val(PAGE_KERNEL) | PTE_CONT;
+	for (i = 0; i < CONT_PTES; i++)
+		good[i] = pte_val(pfn_pte(PHYS_PFN(pa) + i, __pgprot(prot)));
+	a->ki_start = a->ki_end = 0;
+	a->nr_ram = 1;
+	a->ram[0].start = PHYS_PFN(pa);
+	a->ram[0].end = PHYS_PFN(pa) + CONT_PTES;
+
+#define AUDIT_EXPECT(want, stmt) do {				\
+		unsigned long before = a->violations;		\
+		stmt;						\
+		cases++;					\
+		if ((a->violations - before) != (want)) {	\
+			missed++;				\
+			seq_printf(m, "missed=%s\n", #stmt);	\
+		}						\
+	} while (0)
+
+	memcpy(vals, good, sizeof(vals));
+	AUDIT_EXPECT(0, audit_cont(a, addr, vals, CONT_PTES, PAGE_SIZE, "t"));
+	vals[3] |= PTE_RDONLY;
+	AUDIT_EXPECT(1, audit_cont(a, addr, vals, CONT_PTES, PAGE_SIZE, "t"));
+	memcpy(vals, good, sizeof(vals));
+	vals[5] &= ~PTE_CONT;
+	AUDIT_EXPECT(1, audit_cont(a, addr, vals, CONT_PTES, PAGE_SIZE, "t"));
+	memcpy(vals, good, sizeof(vals));
+	vals[CONT_PTES - 1] &= ~PTE_VALID;
+	AUDIT_EXPECT(1, audit_cont(a, addr, vals, CONT_PTES, PAGE_SIZE, "t"));
+	for (i = 0; i < CONT_PTES; i++)	/* all shifted by one page */
+		vals[i] = good[i] + PAGE_SIZE;
+	AUDIT_EXPECT(1, audit_cont(a, addr, vals, CONT_PTES, PAGE_SIZE, "t"));
+	AUDIT_EXPECT(0, audit_leaf(a, addr, PAGE_SIZE, good[0], pa, "t"));
+	AUDIT_EXPECT(1, audit_leaf(a, addr, PAGE_SIZE, good[0], pa + PAGE_SIZE,
+				   "t"));
+	AUDIT_EXPECT(1, audit_leaf(a, addr, PAGE_SIZE, good[0] & ~PTE_PXN, pa,
+				   "t"));
+	AUDIT_EXPECT(1, audit_leaf(a, addr, CONT_PTE_SIZE * 2, good[0], pa,
+				   "t"));
+	a->ki_ro = true;
+	a->ki_start = addr;
+	a->ki_end = addr + PAGE_SIZE;
+	AUDIT_EXPECT(1, audit_leaf(a, addr, PAGE_SIZE, good[0], pa, "t"));
+	AUDIT_EXPECT(0, audit_leaf(a, addr, PAGE_SIZE,
+				   (good[0] | PTE_RDONLY) & ~PTE_WRITE, pa, "t"));
+#undef AUDIT_EXPECT
+	seq_printf(m, "cases=%lu\nmissed=%lu\n", cases, missed);
+	kfree(a);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(audit_selftest);
+
+static int audit_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, audit_show_file, NULL);
+}
+
+static const struct file_operations audit_fops = {
+	.owner = THIS_MODULE,
+	.open = audit_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+/* ---- cpa: random concurrent changes against a shadow model -------------- */
+
+#define CPA_MAX_THREADS		64
+#define CPA_MAX_ORDER		min(MAX_PAGE_ORDER, 9)
+
+struct cpa_params {
+	u64 seed;
+	unsigned long threads, ops, secs, pages, batch;
+};
+
+struct cpa_stats {
+	u64 ops, ro, rw, invalid, valid, batches, verified;
+	u64 mismatches, call_errors, alloc_failures, retargets;
+};
+
+struct cpa_thread {
+	struct cpa_params *p;
+	struct cpa_stats s;
+	struct rnd_state rnd;
+	unsigned int id;
+	unsigned long deadline;
+	/* A vmalloc area: its pages and their linear aliases go RO/RW. */
+	void *vm;
+	unsigned long vm_pages;
+	u8 *vm_ro;
+	/* Direct-map pages: their linear map goes invalid/valid. */
+	struct page *dm;
+	unsigned long dm_pages;
+	u8 *dm_invalid;
+	char first[192];
+	struct completion done;
+};
+
+struct cpa_result {
+	struct cpa_params p;
+	struct cpa_stats s;
+	u64 elapsed_ms;
+	int ret;
+	char first[192];
+	struct lm_audit audit;
+};
+
+static struct cpa_result *cpa_last;
+
+static u32 cpa_rand(struct cpa_thread *t, u32 n)
+{
+	return n ? prandom_u32_state(&t->rnd) % n : 0;
+}
+
+static __printf(2, 3) void cpa_mismatch(struct cpa_thread *t,
+					const char *fmt, ...)
+{
+	va_list args;
+	int n;
+
+	if (!t->s.mismatches++ && !t->first[0]) {
+		n = scnprintf(t->first, sizeof(t->first),
+			      "thread %u after %llu ops: ", t->id, t->s.ops);
+		va_start(args, fmt);
+		vscnprintf(t->first + n, sizeof(t->first) - n, fmt, args);
+		va_end(args);
+		pr_err("cpa: seed %llu: %s\n", t->p->seed, t->first);
+	}
+}
+
+static void cpa_call_error(struct cpa_thread *t, const char *what, int ret)
+{
+	t->s.call_errors++;
+	if (!t->first[0]) {
+		scnprintf(t->first, sizeof(t->first),
+			  "thread %u after %llu ops: %s returned %d",
+			  t->id, t->s.ops, what, ret);
+		pr_err("cpa: seed %llu: %s\n", t->p->seed, t->first);
+	}
+}
+
+static void *dm_addr(struct cpa_thread *t, unsigned long i)
+{
+	return page_address(t->dm + i);
+}
+
+/* Give back the targets, with every permission restored first. */
+static void cpa_release(struct cpa_thread *t)
+{
+	unsigned long i;
+	int ret;
+
+	if (t->vm) {
+		ret = sym.set_memory_rw((unsigned long)t->vm, t->vm_pages);
+		if (ret)
+			/* Never hand read-only aliases back: keep the area. */
+			cpa_call_error(t, "set_memory_rw before vfree", ret);
+		else
+			vfree(t->vm);
+	}
+	if (t->dm) {
+		for (i = 0; i < t->dm_pages; i++)
+			if (t->dm_invalid[i])
+				sym.set_direct_map_default_noflush(t->dm + i);
+		flush_tlb_kernel_range((unsigned long)dm_addr(t, 0),
+				       (unsigned long)dm_addr(t, 0) +
+				       t->dm_pages * PAGE_SIZE);
+		__free_pages(t->dm, ilog2(t->dm_pages));
+	}
+	kfree(t->vm_ro);
+	kfree(t->dm_invalid);
+	t->vm = NULL;
+	t->vm_ro = NULL;
+	t->dm = NULL;
+	t->dm_invalid = NULL;
+}
+
+static int cpa_acquire(struct cpa_thread *t)
+{
+	unsigned int order = cpa_rand(t, CPA_MAX_ORDER + 1);
+
+	t->vm_pages = 1 + cpa_rand(t, t->p->pages);
+	t->dm_pages = 1UL << order;
+	t->vm = vmalloc(t->vm_pages * PAGE_SIZE);
+	t->vm_ro = kcalloc(t->vm_pages, 1, GFP_KERNEL);
+	t->dm = alloc_pages(GFP_KERNEL | __GFP_NOWARN, order);
+	t->dm_invalid = kcalloc(t->dm_pages, 1, GFP_KERNEL);
+	if (!t->vm || !t->vm_ro || !t->dm || !t->dm_invalid) {
+		if (t->vm)
+			vfree(t->vm);
+		if (t->dm)
+			__free_pages(t->dm, order);
+		kfree(t->vm_ro);
+		kfree(t->dm_invalid);
+		t->vm = NULL;
+		t->vm_ro = NULL;
+		t->dm = NULL;
+		t->dm_invalid = NULL;
+		return -ENOMEM;
+	}
+	t->s.retargets++;
+	return 0;
+}
+
+/* A random sub-range of @n: mostly short, sometimes up to the end. */
+static void cpa_range(struct cpa_thread *t, unsigned long n,
+		      unsigned long *off, unsigned long *cnt)
+{
+	*off = cpa_rand(t, n);
+	if (cpa_rand(t, 4))
+		*cnt = 1 + cpa_rand(t, min(n - *off, 16UL));
+	else
+		*cnt = 1 + cpa_rand(t, n - *off);
+}
+
+static void cpa_op(struct cpa_thread *t)
+{
+	unsigned long off, cnt, i;
+	u32 op = cpa_rand(t, 4);
+	int ret;
+
+	if (op < 2) {
+		bool ro = op == 0;
+		unsigned long addr;
+
+		cpa_range(t, t->vm_pages, &off, &cnt);
+		addr = (unsigned long)t->vm + off * PAGE_SIZE;
+		ret = ro ? sym.set_memory_ro(addr, cnt) :
+			   sym.set_memory_rw(addr, cnt);
+		if (ret) {
+			/* Documented: permissions are left unchanged. */
+			cpa_call_error(t, ro ? "set_memory_ro" : "set_memory_rw",
+				       ret);
+		} else {
+			memset(t->vm_ro + off, ro, cnt);
+		}
+		if (ro)
+			t->s.ro++;
+		else
+			t->s.rw++;
+	} else {
+		bool inv = op == 2;
+
+		cpa_range(t, t->dm_pages, &off, &cnt);
+		for (i = off; i < off + cnt; i++) {
+			ret = inv ? sym.set_direct_map_invalid_noflush(t->dm + i) :
+				    sym.set_direct_map_default_noflush(t->dm + i);
+			if (ret) {
+				cpa_call_error(t, inv ?
+					       "set_direct_map_invalid_noflush" :
+					       "set_direct_map_default_noflush",
+					       ret);
+				break;
+			}
+			t->dm_invalid[i] = inv;
+		}
+		flush_tlb_kernel_range((unsigned long)dm_addr(t, off),
+				       (unsigned long)dm_addr(t, off + cnt));
+		if (inv)
+			t->s.invalid++;
+		else
+			t->s.valid++;
+	}
+	t->s.ops++;
+}
+
+/* Leaf entry of a linear-map address: valid, writable. */
+static void cpa_walk(unsigned long addr, bool *valid, bool *writable)
+{
+	u64 val = 0;
+	int kind = lm_lookup(addr, &val);
+
+	*valid = kind >= 0 && (val & PTE_VALID);
+	*writable = *valid && !(val & PTE_RDONLY);
+}
+
+/* Check every page of the thread's targets, by walk and by probe. */
+static void cpa_verify(struct cpa_thread *t)
+{
+	bool rodata_full = *sym.rodata_full;
+	bool direct = sym.can_set_direct_map();
+	bool valid, writable, want;
+	unsigned long i;
+	u8 byte;
+
+	for (i = 0; i < t->vm_pages; i++) {
+		void *va = t->vm + i * PAGE_SIZE;
+		void *alias = alias_of(va);
+
+		want = !t->vm_ro[i];
+		if (lm_probe_write(va) != want)
+			cpa_mismatch(t, "vmalloc page %lu of %lu: writable=%d, shadow says %d",
+				     i, t->vm_pages, !want, want);
+		/* The alias follows only under rodata=full. */
+		want = want || !rodata_full;
+		if (lm_probe_write(alias) != want)
+			cpa_mismatch(t, "alias %px of vmalloc page %lu: writable=%d, shadow says %d",
+				     alias, i, !want, want);
+		cpa_walk((unsigned long)alias, &valid, &writable);
+		if (!valid || writable != want)
+			cpa_mismatch(t, "alias %px of vmalloc page %lu: walk says valid=%d writable=%d, shadow says writable=%d",
+				     alias, i, valid, writable, want);
+		t->s.verified++;
+	}
+	for (i = 0; i < t->dm_pages; i++) {
+		void *la = dm_addr(t, i);
+
+		/* Without can_set_direct_map() the calls change nothing. */
+		want = !t->dm_invalid[i] || !direct;
+		if (!copy_from_kernel_nofault(&byte, la, 1) != want)
+			cpa_mismatch(t, "direct page %px: readable=%d, shadow says %d",
+				     la, !want, want);
+		if (want && !lm_probe_write(la))
+			cpa_mismatch(t, "direct page %px: valid but not writable",
+				     la);
+		cpa_walk((unsigned long)la, &valid, &writable);
+		if (valid != want || (want && !writable))
+			cpa_mismatch(t, "direct page %px: walk says valid=%d writable=%d, shadow says valid=%d",
+				     la, valid, writable, want);
+		t->s.verified++;
+	}
+}
+
+static int cpa_thread_fn(void *data)
+{
+	struct cpa_thread *t = data;
+	unsigned long i;
+
+	while (t->s.ops < t->p->ops && time_before(jiffies, t->deadline) &&
+	       !t->s.mismatches) {
+		if (!t->vm || !cpa_rand(t, 32)) {
+			cpa_release(t);
+			if (cpa_acquire(t)) {
+				t->s.alloc_failures++;
+				msleep(20);
+				continue;
+			}
+		}
+		for (i = 0; i < t->p->batch && t->s.ops < t->p->ops; i++)
+			cpa_op(t);
+		t->s.batches++;
+		cpa_verify(t);
+		cond_resched();
+	}
+	cpa_release(t);
+	kthread_complete_and_exit(&t->done, 0);
+}
+
+static void cpa_add(struct cpa_stats *sum, const struct cpa_stats *s)
+{
+	const u64 *src = (const u64 *)s;
+	u64 *dst = (u64 *)sum;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(*s) / sizeof(u64); i++)
+		dst[i] += src[i];
+}
+
+static int cpa_run(struct cpa_result *r)
+{
+	struct cpa_thread *th;
+	u64 start = ktime_get_ns();
+	unsigned long i, started = 0;
+
+	th = kcalloc(r->p.threads, sizeof(*th), GFP_KERNEL);
+	if (!th)
+		return -ENOMEM;
+	pr_info("cpa: seed=%llu threads=%lu ops=%lu secs=%lu pages=%lu batch=%lu\n",
+		r->p.seed, r->p.threads, r->p.ops, r->p.secs, r->p.pages,
+		r->p.batch);
+	for (i = 0; i < r->p.threads; i++) {
+		struct cpa_thread *t = &th[i];
+		struct task_struct *task;
+
+		t->p = &r->p;
+		t->id = i;
+		t->deadline = jiffies + r->p.secs * HZ;
+		prandom_seed_state(&t->rnd, r->p.seed + i * 0x9e3779b97f4a7c15ULL);
+		init_completion(&t->done);
+		task = kthread_run(cpa_thread_fn, t, "linmap_cpa/%lu", i);
+		if (IS_ERR(task))
+			break;
+		started++;
+	}
+	for (i = 0; i < started; i++) {
+		wait_for_completion(&th[i].done);
+		cpa_add(&r->s, &th[i].s);
+		if (!r->first[0] && th[i].first[0])
+			strscpy(r->first, th[i].first, sizeof(r->first));
+	}
+	kfree(th);
+	r->elapsed_ms = div_u64(ktime_get_ns() - start, NSEC_PER_MSEC);
+	if (started < r->p.threads)
+		return -EAGAIN;
+	/* Quiescent again: the whole linear map must still be sound. */
+	return lm_audit_run(&r->audit);
+}
+
+static int cpa_show(struct seq_file *m, void *v)
+{
+	struct cpa_result *r;
+
+	mutex_lock(&lm_lock);
+	r = cpa_last;
+	if (!r) {
+		seq_puts(m, "none\n");
+		goto out;
+	}
+	seq_printf(m, "seed=%llu\nthreads=%lu\nops_limit=%lu\nsecs_limit=%lu\n",
+		   r->p.seed, r->p.threads, r->p.ops, r->p.secs);
+	seq_printf(m, "pages=%lu\nbatch=%lu\nret=%d\n", r->p.pages, r->p.batch,
+		   r->ret);
+	seq_printf(m, "ops=%llu\nro=%llu\nrw=%llu\ninvalid=%llu\nvalid=%llu\n",
+		   r->s.ops, r->s.ro, r->s.rw, r->s.invalid, r->s.valid);
+	seq_printf(m, "batches=%llu\nverified_pages=%llu\nretargets=%llu\n",
+		   r->s.batches, r->s.verified, r->s.retargets);
+	seq_printf(m, "mismatches=%llu\ncall_errors=%llu\nalloc_failures=%llu\n",
+		   r->s.mismatches, r->s.call_errors, r->s.alloc_failures);
+	seq_printf(m, "elapsed_ms=%llu\n", r->elapsed_ms);
+	if (r->first[0])
+		seq_printf(m, "first=%s\n", r->first);
+	audit_show(m, "audit.", &r->audit);
+out:
+	mutex_unlock(&lm_lock);
+	return 0;
+}
+
+static int cpa_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, cpa_show, NULL);
+}
+
+static int cpa_parse(char *buf, struct cpa_params *p)
+{
+	char *tok;
+
+	while ((tok = strsep(&buf, " \t\n")) != NULL) {
+		char *val = strchr(tok, '=');
+		unsigned long *dst;
+
+		if (!*tok)
+			continue;
+		if (!val)
+			return -EINVAL;
+		*val++ = '\0';
+		if (!strcmp(tok, "seed")) {
+			if (kstrtou64(val, 0, &p->seed))
+				return -EINVAL;
+			continue;
+		}
+		if (!strcmp(tok, "threads"))
+			dst = &p->threads;
+		else if (!strcmp(tok, "ops"))
+			dst = &p->ops;
+		else if (!strcmp(tok, "secs"))
+			dst = &p->secs;
+		else if (!strcmp(tok, "pages"))
+			dst = &p->pages;
+		else if (!strcmp(tok, "batch"))
+			dst = &p->batch;
+		else
+			return -EINVAL;
+		if (kstrtoul(val, 0, dst))
+			return -EINVAL;
+	}
+	if (!p->threads || p->threads > CPA_MAX_THREADS || !p->ops ||
+	    !p->secs || !p->pages || p->pages > INT_MAX || !p->batch)
+		return -EINVAL;
+	return 0;
+}
+
+static ssize_t cpa_write(struct file *file, const char __user *ubuf,
+			 size_t len, loff_t *ppos)
+{
+	struct cpa_result *r;
+	char buf[160];
+	int ret;
+
+	ret = read_cmd(ubuf, len, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	r->p.seed = get_random_u32();
+	r->p.threads = num_online_cpus();
+	r->p.ops = 1000;
+	r->p.secs = 10;
+	r->p.pages = 256;
+	r->p.batch = 8;
+	ret = cpa_parse(buf, &r->p);
+	if (ret) {
+		kfree(r);
+		return ret;
+	}
+	mutex_lock(&lm_lock);
+	r->ret = cpa_run(r);
+	ret = r->ret;
+	if (!ret && (r->s.mismatches || r->s.call_errors ||
+		     r->audit.violations))
+		ret = -EIO;
+	audit_free(&r->audit);
+	kfree(cpa_last);
+	cpa_last = r;
+	mutex_unlock(&lm_lock);
+	return ret ? ret : len;
+}
+
+static const struct file_operations cpa_fops = {
+	.owner = THIS_MODULE,
+	.open = cpa_open,
+	.read = seq_read,
+	.write = cpa_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+static int parse_range(const char *arg, unsigned long *start,
+		       unsigned long *size)
+{
+	char buf[64], *comma;
+
+	strscpy(buf, arg, sizeof(buf));
+	comma = strchr(buf, ',');
+	if (!comma)
+		return -EINVAL;
+	*comma++ = '\0';
+	if (kstrtoul(buf, 0, start) || kstrtoul(comma, 0, size))
+		return -EINVAL;
+	/* add_memory() checks the memory-block alignment itself. */
+	if (!*size || !PAGE_ALIGNED(*start | *size))
+		return -EINVAL;
+	return 0;
+}
+/* Leaf entries of the linear map of [start, start + size) by kind. */
+static void range_leaves(unsigned long start, unsigned long size,
+			 unsigned long *n)
+{
+	unsigned long addr = (unsigned long)__va(start), end = addr + size;
+	u64 val;
+	int k;
+
+	memset(n, 0, sizeof(*n) * (NR_KINDS + 1));
+	while (addr < end) {
+		k = lm_lookup(addr, &val);
+		if (k < 0) {
+			n[NR_KINDS]++;	/* unmapped pages */
+			addr += PAGE_SIZE;
+			continue;
+		}
+		n[k]++;
+		addr = ALIGN_DOWN(addr, kind_size[k]) + kind_size[k];
+		if (!(n[k] & 1023))
+			cond_resched();
+	}
+}
+
+static int range_unmapped(unsigned long start, unsigned long size)
+{
+	unsigned long n[NR_KINDS + 1], k, mapped = 0;
+
+	range_leaves(start, size, n);
+	for (k = 0; k < NR_KINDS; k++)
+		mapped += n[k];
+	return !mapped;
+}
+
+/* ---- inject: page-table allocation failures ----------------------------- */
+
+#ifdef LINMAP_INJECT_MAX_PAGES
+#define INJECT_CASES	4
+
+struct inject_case {
+	const char *name;
+	const char *skip;		/* why the case did not run */
+	const char *leaf;		/* kind of leaf around the target */
+	int allocations;		/* needed by the operation */
+	int tries, failed, ok;		/* calls made, made to fail, passed */
+	int wrong_ret, lost, leaked, audit;
+	char first[160];
+};
+
+static struct {
+	struct inject_case c[INJECT_CASES];
+	unsigned long hp_start, hp_size;
+	bool done;
+} inj;
+
+static __printf(2, 3) void inj_bad(struct inject_case *c, const char *fmt,
+				   ...)
+{
+	va_list args;
+
+	if (c->first[0])
+		return;
+	va_start(args, fmt);
+	vscnprintf(c->first, sizeof(c->first), fmt, args);
+	va_end(args);
+	pr_err("inject %s: %s\n", c->name, c->first);
+}
+
+static void inj_arm(int nth)
+{
+	struct linmap_inject *li = sym.inject;
+
+	li->nth = nth;
+	li->seen = 0;
+	li->nr_pages = 0;
+	WRITE_ONCE(li->task, current);
+}
+
+static void inj_disarm(void)
+{
+	WRITE_ONCE(sym.inject->task, NULL);
+}
+
+/*
+ * After one call: the auditor must be clean, and every page-table page
+ * handed out during the call must be in the page tables or freed. The
+ * hook pinned each one, so a freed page has only that reference left and
+ * cannot have been reused meanwhile; the pins are dropped here.
+ */
+static void inj_check(struct inject_case *c, int nth)
+{
+	struct linmap_inject *li = sym.inject;
+	struct lm_audit *a = kzalloc(sizeof(*a), GFP_KERNEL);
+	bool audited = a && !lm_audit_run(a);
+	int i;
+
+	if (!audited) {
+		c->audit++;
+		inj_bad(c, "N=%d: cannot run the auditor", nth);
+	} else if (a->violations) {
+		c->audit++;
+		inj_bad(c, "N=%d: auditor: %s", nth, a->msg[0]);
+	}
+	for (i = 0; i < li->nr_pages; i++) {
+		phys_addr_t pa = li->pages[i];
+		struct page *page = phys_to_page(pa);
+
+		if (audited && page_ref_count(page) > 1 &&
+		    !audit_has_table(a, pa)) {
+			c->leaked++;
+			inj_bad(c, "N=%d: page-table page %pa neither used nor freed",
+				nth, &pa);
+		}
+		put_page(page);
+	}
+	li->nr_pages = 0;
+	if (a)
+		audit_free(a);
+	kfree(a);
+}
+
+/* Is the page at @la mapped valid and writable, and does a write work? */
+static bool inj_page_ok(void *la)
+{
+	bool valid, writable;
+
+	cpa_walk((unsigned long)la, &valid, &writable);
+	return valid && writable && lm_probe_write(la);
+}
+
+/*
+ * Find a page inside the largest leaf there is, not aligned to any
+ * contiguous range, so that splitting around it allocates at every level
+ * the page size has. Returns the block holding it, to be freed by the
+ * caller, or NULL.
+ */
+static struct page *inj_find_target(unsigned int *order, struct page **target,
+				    int *kind)
+{
+	struct page *blk[64], *best = NULL;
+	unsigned int i, n = 0;
+	u64 val;
+
+	/* Big enough to hold a page off every contiguous boundary. */
+	*order = min(MAX_PAGE_ORDER, 10);
+	*kind = NR_KINDS;
+	for (n = 0; n < ARRAY_SIZE(blk); n++) {
+		int k;
+
+		blk[n] = alloc_pages(GFP_KERNEL | __GFP_NOWARN | __GFP_NORETRY,
+				     *order);
+		if (!blk[n])
+			break;
+		k = lm_lookup((unsigned long)page_address(blk[n] + CONT_PTES + 1),
+			      &val);
+		if (k >= 0 && k < *kind) {
+			*kind = k;
+			best = blk[n];
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (blk[i] != best)
+			__free_pages(blk[i], *order);
+	if (best)
+		*target = best + CONT_PTES + 1;
+	return best;
+}
+
+/* set_direct_map_invalid_noflush() on one page inside a block. */
+static void inj_case_page(struct inject_case *c)
+{
+	struct page *blk, *page;
+	unsigned int order;
+	int kind, nth, ret;
+	u8 byte;
+	void *la;
+
+	c->name = "direct_map_page";
+	blk = inj_find_target(&order, &page, &kind);
+	if (!blk) {
+		c->skip = "no memory for a target block";
+		return;
+	}
+	if (kind >= K_PTE) {
+		c->skip = "the linear map has no blocks or contiguous ranges to split";
+		goto out;
+	}
+	c->leaf = kind_name[kind];
+	la = page_address(page);
+	for (nth = 1; nth <= LINMAP_INJECT_MAX_PAGES; nth++) {
+		bool hit;
+
+		inj_arm(nth);
+		ret = sym.set_direct_map_invalid_noflush(page);
+		inj_disarm();
+		flush_tlb_kernel_range((unsigned long)la,
+				       (unsigned long)la + PAGE_SIZE);
+		hit = sym.inject->seen >= nth;
+		c->tries++;
+		if (hit) {
+			c->failed++;
+			if (!ret) {
+				c->wrong_ret++;
+				inj_bad(c, "N=%d: allocation failed, call returned 0",
+					nth);
+				sym.set_direct_map_default_noflush(page);
+				flush_tlb_kernel_range((unsigned long)la,
+						       (unsigned long)la + PAGE_SIZE);
+			}
+			/* Documented: valid, permissions unchanged. */
+			if (!inj_page_ok(la)) {
+				c->lost++;
+				inj_bad(c, "N=%d: page no longer valid and writable",
+					nth);
+			}
+			inj_check(c, nth);
+			continue;
+		}
+		c->allocations = sym.inject->seen;
+		if (ret) {
+			c->wrong_ret++;
+			inj_bad(c, "N=%d: no allocation failed, call returned %d",
+				nth, ret);
+		} else {
+			c->ok++;
+			if (!copy_from_kernel_nofault(&byte, la, 1)) {
+				c->lost++;
+				inj_bad(c, "page still readable after invalidation");
+			}
+			sym.set_direct_map_default_noflush(page);
+			flush_tlb_kernel_range((unsigned long)la,
+					       (unsigned long)la + PAGE_SIZE);
+			if (!inj_page_ok(la)) {
+				c->lost++;
+				inj_bad(c, "page not valid again");
+			}
+		}
+		inj_check(c, nth);
+		break;
+	}
+out:
+	__free_pages(blk, order);
+}
+
+/* The first leaf of the largest kind there is, by a scan. */
+static unsigned long inj_largest_leaf(int *kind)
+{
+	unsigned long addr, found = 0;
+	u64 val;
+	int k;
+
+	*kind = NR_KINDS;
+	for (addr = PAGE_OFFSET; addr < (unsigned long)high_memory &&
+	     *kind > K_PUD; addr += PMD_SIZE) {
+		k = lm_lookup(addr, &val);
+		if (k >= 0 && k < *kind && (val & PTE_VALID)) {
+			*kind = k;
+			found = addr;
+		}
+		if (!(addr & (PUD_SIZE - 1)))
+			cond_resched();
+	}
+	return found;
+}
+
+/*
+ * split_kernel_leaf_mapping() of one page inside the largest leaf: no
+ * permission changes, so any memory will do, and the split allocates at
+ * every level the granule has.
+ */
+static void inj_case_split(struct inject_case *c)
+{
+	unsigned long leaf, addr, i;
+	bool valid, writable, was_writable[4];
+	int kind, nth, ret;
+
+	c->name = "split_block";
+	if (!sym.split_kernel_leaf_mapping) {
+		c->skip = "the kernel does not split the linear map";
+		return;
+	}
+	leaf = inj_largest_leaf(&kind);
+	if (kind >= K_CONT_PTE) {
+		c->skip = "the linear map has no blocks to split";
+		return;
+	}
+	c->leaf = kind_name[kind];
+	leaf = ALIGN_DOWN(leaf, kind == K_PUD ? PUD_SIZE : PMD_SIZE);
+	/* Off every contiguous and block boundary. */
+	addr = leaf + (CONT_PTES + 1) * PAGE_SIZE;
+	/* Probes at the target, before it and after it. */
+#define SPLIT_PROBE(i)	(addr + ((long)(i) - 1) * CONT_PTES * PAGE_SIZE)
+	for (i = 0; i < ARRAY_SIZE(was_writable); i++)
+		cpa_walk(SPLIT_PROBE(i), &valid, &was_writable[i]);
+	for (nth = 1; nth <= LINMAP_INJECT_MAX_PAGES; nth++) {
+		inj_arm(nth);
+		ret = sym.split_kernel_leaf_mapping(addr, addr + PAGE_SIZE,
+						    GFP_KERNEL);
+		inj_disarm();
+		c->tries++;
+		if (sym.inject->seen >= nth) {
+			c->failed++;
+			if (!ret) {
+				c->wrong_ret++;
+				inj_bad(c, "N=%d: allocation failed, call returned 0",
+					nth);
+			}
+		} else {
+			c->allocations = sym.inject->seen;
+			if (ret) {
+				c->wrong_ret++;
+				inj_bad(c, "N=%d: no allocation failed, call returned %d",
+					nth, ret);
+			} else {
+				c->ok++;
+			}
+		}
+		/* Still mapped, with the same permission, around the target. */
+		for (i = 0; i < ARRAY_SIZE(was_writable); i++) {
+			cpa_walk(SPLIT_PROBE(i), &valid, &writable);
+			if (!valid || writable != was_writable[i]) {
+				c->lost++;
+				inj_bad(c, "N=%d: 0x%lx valid=%d writable=%d, was writable=%d",
+					nth, SPLIT_PROBE(i), valid, writable,
+					was_writable[i]);
+			}
+		}
+		inj_check(c, nth);
+		if (c->ok || c->wrong_ret)
+			break;
+	}
+#undef SPLIT_PROBE
+}
+
+/* set_memory_ro() on a vmalloc area: the aliases of its pages split. */
+static void inj_case_vmalloc(struct inject_case *c)
+{
+	unsigned long pages = 2048, i;
+	int nth, ret;
+	void *vm;
+
+	c->name = "vmalloc_ro";
+	if (!*sym.rodata_full) {
+		c->skip = "linear aliases only change with rodata=full";
+		return;
+	}
+	vm = vmalloc(pages * PAGE_SIZE);
+	if (!vm) {
+		c->skip = "vmalloc failed";
+		return;
+	}
+	for (nth = 1; nth <= LINMAP_INJECT_MAX_PAGES; nth++) {
+		inj_arm(nth);
+		ret = sym.set_memory_ro((unsigned long)vm, pages);
+		inj_disarm();
+		c->tries++;
+		if (sym.inject->seen >= nth) {
+			c->failed++;
+			if (!ret) {
+				c->wrong_ret++;
+				inj_bad(c, "N=%d: allocation failed, call returned 0",
+					nth);
+				sym.set_memory_rw((unsigned long)vm, pages);
+			}
+			/* Documented: on failure nothing changed. */
+			for (i = 0; i < pages; i++) {
+				void *va = vm + i * PAGE_SIZE;
+
+				if (!lm_probe_write(va) ||
+				    !inj_page_ok(alias_of(va))) {
+					c->lost++;
+					inj_bad(c, "N=%d: page %lu changed although the call failed",
+						nth, i);
+					break;
+				}
+			}
+			inj_check(c, nth);
+			continue;
+		}
+		c->allocations = sym.inject->seen;
+		if (ret) {
+			c->wrong_ret++;
+			inj_bad(c, "N=%d: no allocation failed, call returned %d",
+				nth, ret);
+		} else {
+			c->ok++;
+		}
+		ret = sym.set_memory_rw((unsigned long)vm, pages);
+		inj_check(c, nth);
+		if (ret) {
+			inj_bad(c, "set_memory_rw failed: area leaked");
+			return;
+		}
+		break;
+	}
+	vfree(vm);
+}
+
+/* After a hot-add that failed or was undone: nothing left behind. */
+static void inj_hot_gone(struct inject_case *c, int nth, u64 tables,
+			 struct lm_counts *cnt)
+{
+	if (!range_unmapped(inj.hp_start, inj.hp_size)) {
+		c->lost++;
+		inj_bad(c, "N=%d: range still mapped", nth);
+	}
+	lm_count(cnt);
+	if (cnt->table_pages != tables) {
+		c->leaked++;
+		inj_bad(c, "N=%d: %llu table pages before, %llu after", nth,
+			tables, cnt->table_pages);
+	}
+	inj_check(c, nth);
+}
+
+/*
+ * add_memory() of a range that is not in the linear map yet. A first run
+ * with no failure counts the allocations; then N = 1, 2, 3, every half
+ * again as far, and the last one.
+ */
+static void inj_case_hotplug(struct inject_case *c)
+{
+	unsigned long start = inj.hp_start, size = inj.hp_size;
+	struct lm_counts *cnt;
+	u64 tables;
+	int nth, ret;
+
+	c->name = "hot_add";
+	if (!sym.add_memory || !sym.remove_memory) {
+		c->skip = "the kernel has no memory hotplug";
+		return;
+	}
+	if (!size) {
+		c->skip = "no hotplug range given (hotplug=START,SIZE)";
+		return;
+	}
+	cnt = kzalloc(sizeof(*cnt), GFP_KERNEL);
+	if (!cnt)
+		return;
+	lm_count(cnt);
+	tables = cnt->table_pages;
+
+	inj_arm(0);
+	ret = sym.add_memory(0, start, size, 0);
+	inj_disarm();
+	c->tries++;
+	c->allocations = sym.inject->seen;
+	if (ret) {
+		c->wrong_ret++;
+		inj_bad(c, "add_memory returned %d", ret);
+		inj_check(c, 0);
+		goto out;
+	}
+	c->ok++;
+	ret = sym.remove_memory(start, size);
+	if (ret) {
+		c->lost++;
+		inj_bad(c, "remove_memory returned %d", ret);
+		inj_check(c, 0);
+		goto out;
+	}
+	inj_hot_gone(c, 0, tables, cnt);
+
+	for (nth = 1; nth <= c->allocations; ) {
+		inj_arm(nth);
+		ret = sym.add_memory(0, start, size, 0);
+		inj_disarm();
+		c->tries++;
+		c->failed++;
+		if (!ret) {
+			c->wrong_ret++;
+			inj_bad(c, "N=%d: allocation failed, add_memory returned 0",
+				nth);
+			if (sym.remove_memory(start, size)) {
+				inj_check(c, nth);
+				break;
+			}
+		}
+		inj_hot_gone(c, nth, tables, cnt);
+		if (nth < 3)
+			nth++;
+		else if (nth < c->allocations)
+			nth = min(nth + nth / 2, c->allocations);
+		else
+			break;
+	}
+out:
+	kfree(cnt);
+}
+
+static void inject_run(void)
+{
+	memset(inj.c, 0, sizeof(inj.c));
+	inj_case_split(&inj.c[0]);
+	inj_case_page(&inj.c[1]);
+	inj_case_vmalloc(&inj.c[2]);
+	inj_case_hotplug(&inj.c[3]);
+	inj.done = true;
+}
+
+static int inject_show(struct seq_file *m, void *v)
+{
+	int i;
+
+	mutex_lock(&lm_lock);
+	if (!inj.done) {
+		seq_puts(m, "none\n");
+		goto out;
+	}
+	seq_printf(m, "cases=%d\n", INJECT_CASES);
+	for (i = 0; i < INJECT_CASES; i++) {
+		struct inject_case *c = &inj.c[i];
+
+		seq_printf(m, "%s.skip=%s\n", c->name, c->skip ?: "");
+		seq_printf(m, "%s.leaf=%s\n", c->name, c->leaf ?: "");
+		seq_printf(m, "%s.allocations=%d\n%s.tries=%d\n", c->name,
+			   c->allocations, c->name, c->tries);
+		seq_printf(m, "%s.failed=%d\n%s.ok=%d\n", c->name, c->failed,
+			   c->name, c->ok);
+		seq_printf(m, "%s.wrong_ret=%d\n%s.lost=%d\n", c->name,
+			   c->wrong_ret, c->name, c->lost);
+		seq_printf(m, "%s.leaked=%d\n%s.audit=%d\n", c->name,
+			   c->leaked, c->name, c->audit);
+		if (c->first[0])
+			seq_printf(m, "%s.first=%s\n", c->name, c->first);
+	}
+out:
+	mutex_unlock(&lm_lock);
+	return 0;
+}
+
+#endif /* LINMAP_INJECT_MAX_PAGES */
+
+static int inject_open(struct inode *inode, struct file *file)
+{
+#ifdef LINMAP_INJECT_MAX_PAGES
+	return single_open(file, inject_show, NULL);
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
+/* "run" or "run hotplug=START,SIZE": every case, each N in turn. */
+static ssize_t inject_write(struct file *file, const char __user *ubuf,
+			    size_t len, loff_t *ppos)
+{
+#ifdef LINMAP_INJECT_MAX_PAGES
+	char buf[96], *arg;
+	int ret;
+
+	if (!sym.inject)
+		return -EOPNOTSUPP;
+	ret = read_cmd(ubuf, len, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	if (strncmp(buf, "run", 3) || (buf[3] && buf[3] != ' '))
+		return -EINVAL;
+	mutex_lock(&lm_lock);
+	inj.hp_start = 0;
+	inj.hp_size = 0;
+	arg = strstr(buf, "hotplug=");
+	if (arg && parse_range(arg + 8, &inj.hp_start, &inj.hp_size)) {
+		mutex_unlock(&lm_lock);
+		return -EINVAL;
+	}
+	inject_run();
+	mutex_unlock(&lm_lock);
+	return len;
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
+static const struct file_operations inject_fops = {
+	.owner = THIS_MODULE,
+	.open = inject_open,
+	.read = seq_read,
+	.write = inject_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+/* ---- hotplug: the policy for hot-added memory --------------------------- */
+
+static struct {
+	bool done;
+	int add_ret, remove_ret;
+	bool want_blocks;
+	unsigned long leaves[NR_KINDS + 1];
+	unsigned long unmapped_after;
+	u64 tables_before, tables_added, tables_after;
+	unsigned long violations;
+	char first[160];
+} hp;
+
+/*
+ * Hot-added memory follows the boot policy: blocks and contiguous ranges
+ * unless page mappings are forced (debug_pagealloc, or rodata=full
+ * without BBML2_NOABORT).
+ */
+static bool hp_want_blocks(void)
+{
+	if (debug_pagealloc_enabled())
+		return false;
+#ifdef ARM64_HAS_BBML2_NOABORT
+	if (cpus_have_cap(ARM64_HAS_BBML2_NOABORT))
+		return true;
+#endif
+	return !sym.can_set_direct_map();
+}
+
+static void hp_run(unsigned long start, unsigned long size)
+{
+	struct lm_counts *c = kzalloc(sizeof(*c), GFP_KERNEL);
+	struct lm_audit *a = kzalloc(sizeof(*a), GFP_KERNEL);
+	unsigned long n[NR_KINDS + 1];
+
+	memset(&hp, 0, sizeof(hp));
+	hp.done = true;
+	if (!c || !a) {
+		hp.add_ret = -ENOMEM;
+		goto out;
+	}
+	hp.want_blocks = hp_want_blocks();
+	lm_count(c);
+	hp.tables_before = c->table_pages;
+	hp.add_ret = sym.add_memory(0, start, size, 0);
+	if (hp.add_ret)
+		goto out;
+	range_leaves(start, size, hp.leaves);
+	lm_count(c);
+	hp.tables_added = c->table_pages - hp.tables_before;
+	if (!lm_audit_run(a)) {
+		hp.violations += a->violations;
+		if (a->violations)
+			strscpy(hp.first, a->msg[0], sizeof(hp.first));
+	}
+	audit_free(a);
+	hp.remove_ret = sym.remove_memory(start, size);
+	range_leaves(start, size, n);
+	hp.unmapped_after = n[NR_KINDS];
+	lm_count(c);
+	hp.tables_after = c->table_pages;
+	if (!lm_audit_run(a)) {
+		hp.violations += a->violations;
+		if (a->violations && !hp.first[0])
+			strscpy(hp.first, a->msg[0], sizeof(hp.first));
+	}
+	audit_free(a);
+out:
+	kfree(a);
+	kfree(c);
+}
+
+static int hotplug_show(struct seq_file *m, void *v)
+{
+	int k;
+
+	mutex_lock(&lm_lock);
+	if (!hp.done) {
+		seq_puts(m, "none\n");
+		goto out;
+	}
+	seq_printf(m, "add_ret=%d\nremove_ret=%d\nwant_blocks=%d\n",
+		   hp.add_ret, hp.remove_ret, hp.want_blocks);
+	for (k = 0; k < NR_KINDS; k++)
+		seq_printf(m, "added.%s=%lu\n", kind_name[k], hp.leaves[k]);
+	seq_printf(m, "added.unmapped_pages=%lu\n", hp.leaves[NR_KINDS]);
+	seq_printf(m, "unmapped_pages_after=%lu\n", hp.unmapped_after);
+	seq_printf(m, "tables_before=%llu\ntables_added=%llu\ntables_after=%llu\n",
+		   hp.tables_before, hp.tables_added, hp.tables_after);
+	seq_printf(m, "audit_violations=%lu\n", hp.violations);
+	if (hp.first[0])
+		seq_printf(m, "first=%s\n", hp.first);
+out:
+	mutex_unlock(&lm_lock);
+	return 0;
+}
+
+static int hotplug_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, hotplug_show, NULL);
+}
+
+/* "START,SIZE": hot-add, inspect, hot-remove. */
+static ssize_t hotplug_write(struct file *file, const char __user *ubuf,
+			     size_t len, loff_t *ppos)
+{
+	unsigned long start, size;
+	char buf[64];
+	int ret;
+
+	if (!sym.add_memory || !sym.remove_memory)
+		return -EOPNOTSUPP;
+	ret = read_cmd(ubuf, len, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	if (parse_range(buf, &start, &size))
+		return -EINVAL;
+	mutex_lock(&lm_lock);
+	hp_run(start, size);
+	mutex_unlock(&lm_lock);
+	return len;
+}
+
+static const struct file_operations hotplug_fops = {
+	.owner = THIS_MODULE,
+	.open = hotplug_open,
+	.read = seq_read,
+	.write = hotplug_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+int lm_rel_init(struct dentry *dir)
+{
+	debugfs_create_file("audit", 0444, dir, NULL, &audit_fops);
+	debugfs_create_file("audit_selftest", 0444, dir, NULL,
+			    &audit_selftest_fops);
+	debugfs_create_file("cpa", 0644, dir, NULL, &cpa_fops);
+	debugfs_create_file("inject", 0644, dir, NULL, &inject_fops);
+	debugfs_create_file("hotplug", 0644, dir, NULL, &hotplug_fops);
+	return 0;
+}
+
+void lm_rel_exit(void)
+{
+	mutex_lock(&lm_lock);
+	kfree(cpa_last);
+	cpa_last = NULL;
+	mutex_unlock(&lm_lock);
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Shared between the parts of the linmap_test module. */
+#ifndef LINMAP_TEST_H
+#define LINMAP_TEST_H
+
+#include <linux/mutex.h>
+#include <linux/seq_file.h>
+
+enum lm_kind { K_PUD, K_CONT_PMD, K_PMD, K_CONT_PTE, K_PTE, NR_KINDS };
+
+extern const char *const kind_name[NR_KINDS];
+extern const unsigned long kind_size[NR_KINDS];
+
+enum lm_scope { S_ALL, S_KIMAGE, S_KFENCE, S_REST, NR_SCOPES };
+
+struct lm_counts {
+	u64 n[NR_SCOPES][NR_KINDS];
+	u64 table_pages;
+};
+
+struct linmap_inject;
+
+/* Not exported to modules: resolved through kallsyms at load time. */
+struct lm_syms {
+	int (*set_memory_ro)(unsigned long addr, int numpages);
+	int (*set_memory_rw)(unsigned long addr, int numpages);
+	bool (*can_set_direct_map)(void);
+	int (*set_direct_map_invalid_noflush)(struct page *page);
+	int (*set_direct_map_default_noflush)(struct page *page);
+	void (*get_online_mems)(void);
+	void (*put_online_mems)(void);
+	int (*add_memory)(int nid, u64 start, u64 size, int mhp_flags);
+	int (*remove_memory)(u64 start, u64 size);
+	int (*split_kernel_leaf_mapping)(unsigned long start,
+					 unsigned long end, gfp_t gfp);
+	int (*walk_system_ram_range)(unsigned long start_pfn,
+				     unsigned long nr_pages, void *arg,
+				     int (*func)(unsigned long, unsigned long,
+						 void *));
+	struct mm_struct *init_mm;
+	bool *rodata_full;
+	bool *rodata_enabled;
+	bool *kfence_early_init;
+	struct linmap_inject *inject;
+	unsigned long stext, text_start, init_begin;
+};
+
+extern struct lm_syms sym;
+extern struct mutex lm_lock;
+
+void kimage_alias(unsigned long *start, unsigned long *end);
+bool kfence_pool(unsigned long *start, unsigned long *end);
+void lm_walk_lock(void);
+void lm_walk_unlock(void);
+void lm_count(struct lm_counts *c);
+int lm_lookup(unsigned long addr, u64 *val);
+bool lm_probe_write(void *addr);
+void *alias_of(void *vaddr);
+int read_cmd(const char __user *ubuf, size_t len, char *buf, size_t size);
+
+/* linmap_rel.c: auditor, shadow-model stress, failure injection, hotplug */
+int lm_rel_init(struct dentry *dir);
+void lm_rel_exit(void);
+
+#endif
