@@ -17,7 +17,7 @@ export KSRC SERIES PAGE_SIZE DEBUG MEM SMP QEMU_TIMEOUT CMDLINE STRESS BBML2
 S := scripts
 
 .PHONY: help deps tree apply config kernel kmod selftests initramfs boot \
-	run check soak check-series clean distclean
+	run check soak bench bench-quick check-series clean distclean
 
 help:
 	@sed -n 's/^## //p' $(S)/help.txt
@@ -61,11 +61,18 @@ soak: deps
 	@SOAK_SECS=$(SOAK_SECS) CHECK_PAGE_SIZES="$(or $(CHECK_PAGE_SIZES),4K)" \
 		$(S)/check.sh
 
+# Unpatched and patched side by side: out/bench/report.md, bench.json, PNGs.
+bench: deps
+	@$(S)/bench.sh
+
+bench-quick: deps
+	@BENCH_QUICK=1 $(S)/bench.sh
+
 check-series: deps
 	@$(S)/check-series.sh
 
 clean:
-	rm -rf out/trees/*/build-* out/logs out/run out/check out/check-series/build-*
+	rm -rf out/trees/*/build-* out/logs out/run out/check out/bench out/check-series/build-*
 
 distclean:
 	@for t in out/trees/*/src out/check-series/src; do \

@@ -970,6 +970,7 @@ static int __init linmap_test_init(void)
 	debugfs_create_file("leaf", 0644, lm_dir, NULL, &leaf_fops);
 	debugfs_create_file("area", 0644, lm_dir, NULL, &area_fops);
 	debugfs_create_file("stress", 0644, lm_dir, NULL, &stress_fops);
+	lm_bench_init(lm_dir);
 	ret = lm_rel_init(lm_dir);
 	if (ret) {
 		debugfs_remove_recursive(lm_dir);
@@ -984,6 +985,7 @@ static void __exit linmap_test_exit(void)
 {
 	debugfs_remove_recursive(lm_dir);
 	lm_rel_exit();
+	lm_bench_exit();
 	mutex_lock(&lm_lock);
 	area_free();
 	kfree(result);

@@ -331,11 +331,14 @@ static int lm_audit_run(struct lm_audit *a)
 	return 0;
 }
 
+#ifdef LINMAP_INJECT_MAX_PAGES
+/* Only the failure injection needs this. */
 static bool audit_has_table(struct lm_audit *a, phys_addr_t pa)
 {
 	return bsearch(&pa, a->table_pa, min(a->tables, a->max_tables),
 		       sizeof(phys_addr_t), cmp_pa);
 }
+#endif
 
 static void audit_free(struct lm_audit *a)
 {
@@ -951,6 +954,8 @@ static void range_leaves(unsigned long start, unsigned long size,
 	}
 }
 
+#ifdef LINMAP_INJECT_MAX_PAGES
+/* Only the failure injection needs this. */
 static int range_unmapped(unsigned long start, unsigned long size)
 {
 	unsigned long n[NR_KINDS + 1], k, mapped = 0;
@@ -960,6 +965,7 @@ static int range_unmapped(unsigned long start, unsigned long size)
 		mapped += n[k];
 	return !mapped;
 }
+#endif
 
 /* ---- inject: page-table allocation failures ----------------------------- */
 

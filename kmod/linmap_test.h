@@ -62,4 +62,8 @@ int read_cmd(const char __user *ubuf, size_t len, char *buf, size_t size);
 int lm_rel_init(struct dentry *dir);
 void lm_rel_exit(void);
 
+/* linmap_bench.c: set_memory_ro/rw cost */
+void lm_bench_init(struct dentry *dir);
+void lm_bench_exit(void);
+
 #endif

@@ -309,4 +309,17 @@ else
 	bad "run: main job report and JSON are complete and sane" "$(tail -20 "$CHECK/run.txt")"
 fi
 
+# ---- 6. the benchmark, as a smoke test ------------------------------------
+# bench-quick builds the unpatched kernel too and checks only that the
+# figures exist and agree with the leaf counts they came with.
+if [ "${CHECK_BENCH:-1}" = 1 ] && [ "$TREE" = series ]; then
+	msg "bench-quick smoke test"
+	if BENCH_QUICK=1 "$TOP/scripts/bench.sh" >"$CHECK/bench.txt" 2>&1; then
+		ok "bench: quick benchmark produced sane figures ($OUT/bench/report.md)"
+		sed -n '/^## Targets/,/^## Frag/p' "$OUT/bench/report.md" | grep '^- ' | sed 's/^/    /'
+	else
+		bad "bench: quick benchmark produced sane figures" "$(tail -25 "$CHECK/bench.txt")"
+	fi
+fi
+
 finish

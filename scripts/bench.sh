@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make bench / make bench-quick: the unpatched and the patched kernel side
+# by side, same config (4K pages, the test config), same QEMU.
+#   setups: unpatched rodata=full, patched rodata=full (BBML2 claimed by all
+#           CPUs), unpatched rodata=on (the floor)
+#   memory: MemTotal/MemFree after boot, linear-map table pages, leaves, at
+#           BENCH_MEMS (4G 64G 256G; quick: 4G)
+#   fragmentation: BENCH_ROUNDS rounds of the stress at 4G, the map after each
+#   set_memory_ro+rw: BENCH_SIZES pages, BENCH_REPS repetitions, at 4G
+# Writes out/bench/report.md, bench.json and PNG charts.
+. "$(dirname "$0")/lib.sh"
+
+QUICK=${BENCH_QUICK:-0}
+if [ "$QUICK" = 1 ]; then
+	MEMS=${BENCH_MEMS:-4G}
+	ROUNDS=${BENCH_ROUNDS:-2}
+	SIZES=${BENCH_SIZES:-1:16:512:4096}
+	REPS=${BENCH_REPS:-5}
+else
+	MEMS=${BENCH_MEMS:-4G 64G 256G}
+	ROUNDS=${BENCH_ROUNDS:-5}
+	SIZES=${BENCH_SIZES:-1:16:512:262144}
+	REPS=${BENCH_REPS:-7}
+fi
+# A KFENCE pool set up at boot, sampling practically never: without it,
+# 6.12 keeps even rodata=on page-mapped, as KFENCE might start late.
+KFENCE=kfence.sample_interval=1000000
+DIR=$OUT/bench
+rm -rf "$DIR"
+mkdir -p "$DIR"
+require_cmds gnuplot python3
+start=$(date +%s)
+
+for series in off on; do
+	msg "bench: build ($([ $series = on ] && echo patched || echo unpatched), 4K)"
+	for step in apply kernel kmod selftests initramfs; do
+		SERIES=$series PAGE_SIZE=4K "$TOP/scripts/$step.sh" ||
+			die "bench: '$step' failed for SERIES=$series"
+	done
+done
+
+# boot NAME SERIES MEM CMDLINE [ROUNDS SETMEM]
+boot() {
+	local name=$1 series=$2 mem=$3 cmd=$4 rounds=${5:-} setmem=${6:-}
+	local extra= timeout=900
+	[ -n "$rounds" ] && extra+=" linmap.rounds=$rounds"
+	[ -n "$setmem" ] && extra+=" linmap.setmem=$setmem"
+	case $mem in 64G) timeout=1800 ;; 256G) timeout=3600 ;; esac
+	SERIES=$series PAGE_SIZE=4K JOB=bench NAME=$name LOGDIR=$DIR MEM=$mem \
+		QEMU_TIMEOUT=$timeout CMDLINE="$cmd $KFENCE$extra" \
+		"$TOP/scripts/boot.sh" || warn "bench: $name failed; see $DIR/$name.log"
+}
+
+for mem in $MEMS; do
+	work=
+	[ "$mem" = 4G ] && work=1
+	boot "full-unpatched-$mem" off "$mem" "rodata=full" \
+		${work:+"$ROUNDS" "$SIZES,$REPS"}
+	boot "full-patched-$mem" on "$mem" "rodata=full bbml2_test=all" \
+		${work:+"$ROUNDS" "$SIZES,$REPS"}
+	boot "on-unpatched-$mem" off "$mem" "rodata=on"
+done
+
+msg "bench: report"
+python3 "$TOP/scripts/bench_report.py" "$DIR" "$MEMS" ||
+	die "bench: the report found missing or insane figures (see above)"
+msg "bench took $(( $(date +%s) - start ))s: $DIR/report.md"
