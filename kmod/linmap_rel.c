@@ -1214,6 +1214,12 @@ static void inj_case_split(struct inject_case *c)
 		c->skip = "the kernel does not split the linear map";
 		return;
 	}
+#ifdef ARM64_HAS_BBML2_NOABORT
+	if (!cpus_have_cap(ARM64_HAS_BBML2_NOABORT)) {
+		c->skip = "live leaves are not split without BBML2_NOABORT";
+		return;
+	}
+#endif
 	leaf = inj_largest_leaf(&kind);
 	if (kind >= K_CONT_PTE) {
 		c->skip = "the linear map has no blocks to split";
