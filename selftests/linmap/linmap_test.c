@@ -1388,8 +1388,15 @@ TEST_F_TIMEOUT(linmap, inject_alloc_failures, 1800)
 		tries = lm_need_ull(_metadata, "inject", buf, key);
 		snprintf(key, sizeof(key), "%s.leaf", cases[i]);
 		lm_need_str(_metadata, "inject", buf, key, leaf, sizeof(leaf));
-		/* Every allocation failed once, or a sample of a long run. */
-		if (allocs <= 8) {
+		/*
+		 * Every allocation failed once, or a sample of a long run. A
+		 * vmalloc area needs one split call per alias run: a call that
+		 * fails keeps the splits of the runs before, so the last call
+		 * may need fewer allocations than were made to fail.
+		 */
+		if (!strcmp(cases[i], "vmalloc_ro")) {
+			EXPECT_LE(allocs, failed);
+		} else if (allocs <= 8) {
 			EXPECT_EQ(allocs, failed);
 		} else {
 			EXPECT_LE(8, failed);
