@@ -203,7 +203,7 @@ def charts(d, res):
                     tb = res["memory"][m].get(s, {}).get("table_bytes")
                     row.append("%.3f" % (tb / 1048576.0) if tb else "NaN")
                 f.write(" ".join(row) + "\n")
-        gnuplot("""set terminal png size 800,500
+        gnuplot("""set terminal png size 800,500 noenhanced
 set output '%s/tables.png'
 set title 'Linear-map page tables at boot (4K pages)'
 set xlabel 'RAM (GiB)'
@@ -225,7 +225,7 @@ plot '%s/tables.dat' using 1:2 with linespoints title '%s', \\
                 total = sum(c["bytes"].values()) or 1
                 f.write('"%s" ' % label + " ".join(
                     "%.2f" % (100.0 * c["bytes"].get(k, 0) / total) for k in KINDS) + "\n")
-        gnuplot("""set terminal png size 900,500
+        gnuplot("""set terminal png size 900,500 noenhanced
 set output '%s/leaves.png'
 set title 'Patched, rodata=full: share of the linear map by leaf size (4G)'
 set ylabel '%% of mapped bytes'
