@@ -119,11 +119,6 @@ out:
 	return 0;
 }
 
-static int setmem_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, setmem_show, NULL);
-}
-
 static int setmem_parse(char *buf, struct bench_result *r)
 {
 	char *tok, *size;
@@ -185,14 +180,7 @@ static ssize_t setmem_write(struct file *file, const char __user *ubuf,
 	return ret ? ret : len;
 }
 
-static const struct file_operations setmem_fops = {
-	.owner = THIS_MODULE,
-	.open = setmem_open,
-	.read = seq_read,
-	.write = setmem_write,
-	.llseek = seq_lseek,
-	.release = single_release,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(setmem);
 
 void lm_bench_init(struct dentry *dir)
 {

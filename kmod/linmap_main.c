@@ -50,6 +50,7 @@ const unsigned long kind_size[NR_KINDS] = {
 
 struct lm_syms sym;
 
+/* Serialises the commands and the results they leave behind. */
 DEFINE_MUTEX(lm_lock);
 static struct dentry *lm_dir;
 
@@ -482,8 +483,7 @@ static int leaf_open(struct inode *inode, struct file *file)
 	return single_open(file, leaf_show, NULL);
 }
 
-int read_cmd(const char __user *ubuf, size_t len, char *buf,
-		    size_t size)
+int read_cmd(const char __user *ubuf, size_t len, char *buf, size_t size)
 {
 	if (len >= size)
 		return -EINVAL;
@@ -884,36 +884,41 @@ out:
 	return 0;
 }
 
-static int stress_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, stress_show, NULL);
-}
-
-static int parse_stress(char *buf, struct lm_stress_result *r)
+/*
+ * Parse white-space separated "name=value" tokens into the unsigned longs
+ * that @params names; an unknown name, or a token without a value, is
+ * -EINVAL.
+ */
+int lm_parse_params(char *buf, const struct lm_param *params, unsigned int n)
 {
 	char *tok;
+	unsigned int i;
 
 	while ((tok = strsep(&buf, " \t\n")) != NULL) {
 		char *val = strchr(tok, '=');
-		unsigned long *dst;
 
 		if (!*tok)
 			continue;
 		if (!val)
 			return -EINVAL;
 		*val++ = '\0';
-		if (!strcmp(tok, "pages"))
-			dst = &r->pages;
-		else if (!strcmp(tok, "rounds"))
-			dst = &r->rounds;
-		else if (!strcmp(tok, "threads"))
-			dst = &r->threads;
-		else
-			return -EINVAL;
-		if (kstrtoul(val, 0, dst))
+		for (i = 0; i < n && strcmp(tok, params[i].name); i++)
+			;
+		if (i == n || kstrtoul(val, 0, params[i].val))
 			return -EINVAL;
 	}
 	return 0;
+}
+
+static int parse_stress(char *buf, struct lm_stress_result *r)
+{
+	const struct lm_param params[] = {
+		{ "pages", &r->pages },
+		{ "rounds", &r->rounds },
+		{ "threads", &r->threads },
+	};
+
+	return lm_parse_params(buf, params, ARRAY_SIZE(params));
 }
 
 static ssize_t stress_write(struct file *file, const char __user *ubuf,
@@ -947,14 +952,7 @@ static ssize_t stress_write(struct file *file, const char __user *ubuf,
 	return ret ? ret : len;
 }
 
-static const struct file_operations stress_fops = {
-	.owner = THIS_MODULE,
-	.open = stress_open,
-	.read = seq_read,
-	.write = stress_write,
-	.llseek = seq_lseek,
-	.release = single_release,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(stress);
 
 static int __init linmap_test_init(void)
 {

@@ -401,7 +401,6 @@ static int audit_selftest_show(struct seq_file *m, void *v)
 	prot = pgprot_val(PAGE_KERNEL) | PTE_CONT;
 	for (i = 0; i < CONT_PTES; i++)
 		good[i] = pte_val(pfn_pte(PHYS_PFN(pa) + i, __pgprot(prot)));
-	a->ki_start = a->ki_end = 0;
 	a->nr_ram = 1;
 	a->ram[0].start = PHYS_PFN(pa);
 	a->ram[0].end = PHYS_PFN(pa) + CONT_PTES;
@@ -468,8 +467,7 @@ static const struct file_operations audit_fops = {
 #define CPA_MAX_ORDER		min(MAX_PAGE_ORDER, 9)
 
 struct cpa_params {
-	u64 seed;
-	unsigned long threads, ops, secs, pages, batch;
+	unsigned long seed, threads, ops, secs, pages, batch;
 };
 
 struct cpa_stats {
@@ -523,7 +521,7 @@ static __printf(2, 3) void cpa_mismatch(struct cpa_thread *t,
 		va_start(args, fmt);
 		vscnprintf(t->first + n, sizeof(t->first) - n, fmt, args);
 		va_end(args);
-		pr_err("cpa: seed %llu: %s\n", t->p->seed, t->first);
+		pr_err("cpa: seed %lu: %s\n", t->p->seed, t->first);
 	}
 }
 
@@ -534,7 +532,7 @@ static void cpa_call_error(struct cpa_thread *t, const char *what, int ret)
 		scnprintf(t->first, sizeof(t->first),
 			  "thread %u after %llu ops: %s returned %d",
 			  t->id, t->s.ops, what, ret);
-		pr_err("cpa: seed %llu: %s\n", t->p->seed, t->first);
+		pr_err("cpa: seed %lu: %s\n", t->p->seed, t->first);
 	}
 }
 
@@ -764,7 +762,7 @@ static int cpa_run(struct cpa_result *r)
 	th = kcalloc(r->p.threads, sizeof(*th), GFP_KERNEL);
 	if (!th)
 		return -ENOMEM;
-	pr_info("cpa: seed=%llu threads=%lu ops=%lu secs=%lu pages=%lu batch=%lu\n",
+	pr_info("cpa: seed=%lu threads=%lu ops=%lu secs=%lu pages=%lu batch=%lu\n",
 		r->p.seed, r->p.threads, r->p.ops, r->p.secs, r->p.pages,
 		r->p.batch);
 	for (i = 0; i < r->p.threads; i++) {
@@ -805,7 +803,7 @@ static int cpa_show(struct seq_file *m, void *v)
 		seq_puts(m, "none\n");
 		goto out;
 	}
-	seq_printf(m, "seed=%llu\nthreads=%lu\nops_limit=%lu\nsecs_limit=%lu\n",
+	seq_printf(m, "seed=%lu\nthreads=%lu\nops_limit=%lu\nsecs_limit=%lu\n",
 		   r->p.seed, r->p.threads, r->p.ops, r->p.secs);
 	seq_printf(m, "pages=%lu\nbatch=%lu\nret=%d\n", r->p.pages, r->p.batch,
 		   r->ret);
@@ -824,44 +822,20 @@ out:
 	return 0;
 }
 
-static int cpa_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, cpa_show, NULL);
-}
-
 static int cpa_parse(char *buf, struct cpa_params *p)
 {
-	char *tok;
+	const struct lm_param params[] = {
+		{ "seed", &p->seed },
+		{ "threads", &p->threads },
+		{ "ops", &p->ops },
+		{ "secs", &p->secs },
+		{ "pages", &p->pages },
+		{ "batch", &p->batch },
+	};
+	int ret = lm_parse_params(buf, params, ARRAY_SIZE(params));
 
-	while ((tok = strsep(&buf, " \t\n")) != NULL) {
-		char *val = strchr(tok, '=');
-		unsigned long *dst;
-
-		if (!*tok)
-			continue;
-		if (!val)
-			return -EINVAL;
-		*val++ = '\0';
-		if (!strcmp(tok, "seed")) {
-			if (kstrtou64(val, 0, &p->seed))
-				return -EINVAL;
-			continue;
-		}
-		if (!strcmp(tok, "threads"))
-			dst = &p->threads;
-		else if (!strcmp(tok, "ops"))
-			dst = &p->ops;
-		else if (!strcmp(tok, "secs"))
-			dst = &p->secs;
-		else if (!strcmp(tok, "pages"))
-			dst = &p->pages;
-		else if (!strcmp(tok, "batch"))
-			dst = &p->batch;
-		else
-			return -EINVAL;
-		if (kstrtoul(val, 0, dst))
-			return -EINVAL;
-	}
+	if (ret)
+		return ret;
 	if (!p->threads || p->threads > CPA_MAX_THREADS || !p->ops ||
 	    !p->secs || !p->pages || p->pages > INT_MAX || !p->batch)
 		return -EINVAL;
@@ -905,14 +879,7 @@ static ssize_t cpa_write(struct file *file, const char __user *ubuf,
 	return ret ? ret : len;
 }
 
-static const struct file_operations cpa_fops = {
-	.owner = THIS_MODULE,
-	.open = cpa_open,
-	.read = seq_read,
-	.write = cpa_write,
-	.llseek = seq_lseek,
-	.release = single_release,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(cpa);
 
 static int parse_range(const char *arg, unsigned long *start,
 		       unsigned long *size)
@@ -931,6 +898,7 @@ static int parse_range(const char *arg, unsigned long *start,
 		return -EINVAL;
 	return 0;
 }
+
 /* Leaf entries of the linear map of [start, start + size) by kind. */
 static void range_leaves(unsigned long start, unsigned long size,
 			 unsigned long *n)
@@ -1054,6 +1022,35 @@ static void inj_check(struct inject_case *c, int nth)
 	kfree(a);
 }
 
+/*
+ * Count one call made with the Nth allocation set to fail. Returns true if
+ * that allocation was reached: the call must then have failed. Otherwise
+ * the call needed fewer allocations, recorded as the case's count, and
+ * must have succeeded.
+ */
+static bool inj_account(struct inject_case *c, int nth, int ret)
+{
+	c->tries++;
+	if (sym.inject->seen >= nth) {
+		c->failed++;
+		if (!ret) {
+			c->wrong_ret++;
+			inj_bad(c, "N=%d: allocation failed, call returned 0",
+				nth);
+		}
+		return true;
+	}
+	c->allocations = sym.inject->seen;
+	if (ret) {
+		c->wrong_ret++;
+		inj_bad(c, "N=%d: no allocation failed, call returned %d", nth,
+			ret);
+	} else {
+		c->ok++;
+	}
+	return false;
+}
+
 /* Is the page at @la mapped valid and writable, and does a write work? */
 static bool inj_page_ok(void *la)
 {
@@ -1123,21 +1120,13 @@ static void inj_case_page(struct inject_case *c)
 	c->leaf = kind_name[kind];
 	la = page_address(page);
 	for (nth = 1; nth <= LINMAP_INJECT_MAX_PAGES; nth++) {
-		bool hit;
-
 		inj_arm(nth);
 		ret = sym.set_direct_map_invalid_noflush(page);
 		inj_disarm();
 		flush_tlb_kernel_range((unsigned long)la,
 				       (unsigned long)la + PAGE_SIZE);
-		hit = sym.inject->seen >= nth;
-		c->tries++;
-		if (hit) {
-			c->failed++;
+		if (inj_account(c, nth, ret)) {
 			if (!ret) {
-				c->wrong_ret++;
-				inj_bad(c, "N=%d: allocation failed, call returned 0",
-					nth);
 				sym.set_direct_map_default_noflush(page);
 				flush_tlb_kernel_range((unsigned long)la,
 						       (unsigned long)la + PAGE_SIZE);
@@ -1151,13 +1140,7 @@ static void inj_case_page(struct inject_case *c)
 			inj_check(c, nth);
 			continue;
 		}
-		c->allocations = sym.inject->seen;
-		if (ret) {
-			c->wrong_ret++;
-			inj_bad(c, "N=%d: no allocation failed, call returned %d",
-				nth, ret);
-		} else {
-			c->ok++;
+		if (!ret) {
 			if (!copy_from_kernel_nofault(&byte, la, 1)) {
 				c->lost++;
 				inj_bad(c, "page still readable after invalidation");
@@ -1238,24 +1221,7 @@ static void inj_case_split(struct inject_case *c)
 		ret = sym.split_kernel_leaf_mapping(addr, addr + PAGE_SIZE,
 						    GFP_KERNEL);
 		inj_disarm();
-		c->tries++;
-		if (sym.inject->seen >= nth) {
-			c->failed++;
-			if (!ret) {
-				c->wrong_ret++;
-				inj_bad(c, "N=%d: allocation failed, call returned 0",
-					nth);
-			}
-		} else {
-			c->allocations = sym.inject->seen;
-			if (ret) {
-				c->wrong_ret++;
-				inj_bad(c, "N=%d: no allocation failed, call returned %d",
-					nth, ret);
-			} else {
-				c->ok++;
-			}
-		}
+		inj_account(c, nth, ret);
 		/* Still mapped, with the same permission, around the target. */
 		for (i = 0; i < ARRAY_SIZE(was_writable); i++) {
 			cpa_walk(SPLIT_PROBE(i), &valid, &writable);
@@ -1294,15 +1260,9 @@ static void inj_case_vmalloc(struct inject_case *c)
 		inj_arm(nth);
 		ret = sym.set_memory_ro((unsigned long)vm, pages);
 		inj_disarm();
-		c->tries++;
-		if (sym.inject->seen >= nth) {
-			c->failed++;
-			if (!ret) {
-				c->wrong_ret++;
-				inj_bad(c, "N=%d: allocation failed, call returned 0",
-					nth);
+		if (inj_account(c, nth, ret)) {
+			if (!ret)
 				sym.set_memory_rw((unsigned long)vm, pages);
-			}
 			/* Documented: on failure nothing changed. */
 			for (i = 0; i < pages; i++) {
 				void *va = vm + i * PAGE_SIZE;
@@ -1317,14 +1277,6 @@ static void inj_case_vmalloc(struct inject_case *c)
 			}
 			inj_check(c, nth);
 			continue;
-		}
-		c->allocations = sym.inject->seen;
-		if (ret) {
-			c->wrong_ret++;
-			inj_bad(c, "N=%d: no allocation failed, call returned %d",
-				nth, ret);
-		} else {
-			c->ok++;
 		}
 		ret = sym.set_memory_rw((unsigned long)vm, pages);
 		inj_check(c, nth);
@@ -1470,16 +1422,12 @@ out:
 	return 0;
 }
 
-#endif /* LINMAP_INJECT_MAX_PAGES */
-
-static int inject_open(struct inode *inode, struct file *file)
-{
-#ifdef LINMAP_INJECT_MAX_PAGES
-	return single_open(file, inject_show, NULL);
 #else
+static int inject_show(struct seq_file *m, void *v)
+{
 	return -EOPNOTSUPP;
-#endif
 }
+#endif /* LINMAP_INJECT_MAX_PAGES */
 
 /* "run" or "run hotplug=START,SIZE": every case, each N in turn. */
 static ssize_t inject_write(struct file *file, const char __user *ubuf,
@@ -1512,14 +1460,7 @@ static ssize_t inject_write(struct file *file, const char __user *ubuf,
 #endif
 }
 
-static const struct file_operations inject_fops = {
-	.owner = THIS_MODULE,
-	.open = inject_open,
-	.read = seq_read,
-	.write = inject_write,
-	.llseek = seq_lseek,
-	.release = single_release,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(inject);
 
 /* ---- hotplug: the policy for hot-added memory --------------------------- */
 
@@ -1618,11 +1559,6 @@ out:
 	return 0;
 }
 
-static int hotplug_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, hotplug_show, NULL);
-}
-
 /* "START,SIZE": hot-add, inspect, hot-remove. */
 static ssize_t hotplug_write(struct file *file, const char __user *ubuf,
 			     size_t len, loff_t *ppos)
@@ -1644,14 +1580,7 @@ static ssize_t hotplug_write(struct file *file, const char __user *ubuf,
 	return len;
 }
 
-static const struct file_operations hotplug_fops = {
-	.owner = THIS_MODULE,
-	.open = hotplug_open,
-	.read = seq_read,
-	.write = hotplug_write,
-	.llseek = seq_lseek,
-	.release = single_release,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(hotplug);
 
 int lm_rel_init(struct dentry *dir)
 {

@@ -58,6 +58,13 @@ bool lm_probe_write(void *addr);
 void *alias_of(void *vaddr);
 int read_cmd(const char __user *ubuf, size_t len, char *buf, size_t size);
 
+struct lm_param {
+	const char *name;
+	unsigned long *val;
+};
+
+int lm_parse_params(char *buf, const struct lm_param *params, unsigned int n);
+
 /* linmap_rel.c: auditor, shadow-model stress, failure injection, hotplug */
 int lm_rel_init(struct dentry *dir);
 void lm_rel_exit(void);
