@@ -2,7 +2,9 @@
 /*
  * linmap_test, benchmark part: the cost of set_memory_ro() followed by
  * set_memory_rw() on vmalloc areas of several sizes, the first time (which
- * includes splitting the linear aliases) and in the steady state.
+ * includes splitting the linear aliases) and in the steady state: time, and,
+ * when the kernel has the test-only counter, the kernel entries written, the
+ * DSB+ISB pairs issued for them and the lazy MMU sections entered.
  *
  *   echo "sizes=1:16:512:262144 reps=9" > .../linmap_test/setmem
  *   cat .../linmap_test/setmem
@@ -11,9 +13,12 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
+#include <linux/jump_label.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -22,11 +27,17 @@
 #define BENCH_MAX_SIZES	8
 #define BENCH_MAX_REPS	32
 
+/* One call: its time and its page-table writes. */
+struct bench_call {
+	u64 ns;
+	struct lm_pgt_count c;
+};
+
 struct bench_size {
 	unsigned long pages;
 	int ret;
-	u64 first_ro, first_rw;
-	u64 ro[BENCH_MAX_REPS], rw[BENCH_MAX_REPS];
+	struct bench_call first_ro, first_rw;
+	struct bench_call ro[BENCH_MAX_REPS], rw[BENCH_MAX_REPS];
 };
 
 struct bench_result {
@@ -36,22 +47,56 @@ struct bench_result {
 
 static struct bench_result *bench_last;
 
-/* One set_memory_ro() and one set_memory_rw() of the whole area. */
-static int bench_pair(void *vm, unsigned long pages, u64 *ro, u64 *rw)
+/* Does the kernel count its page-table writes (booted with linmap_count)? */
+static bool pgt_on(void)
 {
-	u64 t0, t1, t2;
+	return sym.pgt_count && sym.pgt_counting &&
+	       static_key_enabled(sym.pgt_counting);
+}
+
+static void pgt_read(struct lm_pgt_count *c)
+{
+	if (pgt_on())
+		*c = *per_cpu_ptr(sym.pgt_count, raw_smp_processor_id());
+}
+
+static void pgt_sub(struct lm_pgt_count *d, const struct lm_pgt_count *a,
+		    const struct lm_pgt_count *b)
+{
+	d->entries = b->entries - a->entries;
+	d->barriers = b->barriers - a->barriers;
+	d->lazy = b->lazy - a->lazy;
+}
+
+static int bench_call(int (*fn)(unsigned long, int), void *vm,
+		      unsigned long pages, struct bench_call *call)
+{
+	struct lm_pgt_count c0 = {}, c1 = {};
+	u64 t0;
 	int ret;
 
+	/* The counter is per CPU: stay on one for the whole call. */
+	migrate_disable();
+	pgt_read(&c0);
 	t0 = ktime_get_ns();
-	ret = sym.set_memory_ro((unsigned long)vm, pages);
-	t1 = ktime_get_ns();
+	ret = fn((unsigned long)vm, pages);
+	call->ns = ktime_get_ns() - t0;
+	pgt_read(&c1);
+	migrate_enable();
+	pgt_sub(&call->c, &c0, &c1);
+	return ret;
+}
+
+/* One set_memory_ro() and one set_memory_rw() of the whole area. */
+static int bench_pair(void *vm, unsigned long pages, struct bench_call *ro,
+		      struct bench_call *rw)
+{
+	int ret;
+
+	ret = bench_call(sym.set_memory_ro, vm, pages, ro);
 	if (ret)
 		return ret;
-	ret = sym.set_memory_rw((unsigned long)vm, pages);
-	t2 = ktime_get_ns();
-	*ro = t1 - t0;
-	*rw = t2 - t1;
-	return ret;
+	return bench_call(sym.set_memory_rw, vm, pages, rw);
 }
 
 static void bench_one(struct bench_size *b, unsigned int reps)
@@ -77,14 +122,25 @@ static void bench_one(struct bench_size *b, unsigned int reps)
 		vfree(vm);
 }
 
-static void show_list(struct seq_file *m, unsigned long pages,
-		      const char *key, u64 *v, unsigned int n)
+/*
+ * size.N.KEY_ns=t1:t2:... and, with the counter,
+ * size.N.KEY_pgt=entries/barriers/lazy:...
+ */
+static void show_calls(struct seq_file *m, unsigned long pages,
+		       const char *key, struct bench_call *v, unsigned int n)
 {
 	unsigned int i;
 
-	seq_printf(m, "size.%lu.%s=", pages, key);
+	seq_printf(m, "size.%lu.%s_ns=", pages, key);
 	for (i = 0; i < n; i++)
-		seq_printf(m, "%s%llu", i ? ":" : "", v[i]);
+		seq_printf(m, "%s%llu", i ? ":" : "", v[i].ns);
+	seq_putc(m, '\n');
+	if (!pgt_on())
+		return;
+	seq_printf(m, "size.%lu.%s_pgt=", pages, key);
+	for (i = 0; i < n; i++)
+		seq_printf(m, "%s%lu/%lu/%lu", i ? ":" : "", v[i].c.entries,
+			   v[i].c.barriers, v[i].c.lazy);
 	seq_putc(m, '\n');
 }
 
@@ -99,7 +155,8 @@ static int setmem_show(struct seq_file *m, void *v)
 		seq_puts(m, "sizes=0\n");
 		goto out;
 	}
-	seq_printf(m, "sizes=%u\nreps=%u\npages=", r->nr_sizes, r->reps);
+	seq_printf(m, "sizes=%u\nreps=%u\npgt_count=%d\npages=", r->nr_sizes,
+		   r->reps, pgt_on());
 	for (i = 0; i < r->nr_sizes; i++)
 		seq_printf(m, "%s%lu", i ? ":" : "", r->s[i].pages);
 	seq_putc(m, '\n');
@@ -107,12 +164,10 @@ static int setmem_show(struct seq_file *m, void *v)
 		struct bench_size *b = &r->s[i];
 
 		seq_printf(m, "size.%lu.ret=%d\n", b->pages, b->ret);
-		seq_printf(m, "size.%lu.first_ro_ns=%llu\n", b->pages,
-			   b->first_ro);
-		seq_printf(m, "size.%lu.first_rw_ns=%llu\n", b->pages,
-			   b->first_rw);
-		show_list(m, b->pages, "ro_ns", b->ro, r->reps);
-		show_list(m, b->pages, "rw_ns", b->rw, r->reps);
+		show_calls(m, b->pages, "first_ro", &b->first_ro, 1);
+		show_calls(m, b->pages, "first_rw", &b->first_rw, 1);
+		show_calls(m, b->pages, "ro", b->ro, r->reps);
+		show_calls(m, b->pages, "rw", b->rw, r->reps);
 	}
 out:
 	mutex_unlock(&lm_lock);

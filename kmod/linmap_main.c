@@ -89,6 +89,8 @@ static const struct {
 	LM_SYM(add_memory, "add_memory", false),
 	LM_SYM(remove_memory, "remove_memory", false),
 	LM_SYM(inject, "linmap_inject", false),
+	LM_SYM(pgt_count, "linmap_pgt_count", false),
+	LM_SYM(pgt_counting, "linmap_pgt_counting", false),
 	LM_SYM(split_kernel_leaf_mapping, "split_kernel_leaf_mapping", false),
 };
 

@@ -20,6 +20,17 @@ struct lm_counts {
 
 struct linmap_inject;
 
+/*
+ * Layout of the test-only per-CPU counter of kernel page-table writes
+ * (patches/testing/0003, patches/base-testing/0001), when the kernel has it;
+ * it counts only when booted with "linmap_count".
+ */
+struct lm_pgt_count {
+	unsigned long entries;
+	unsigned long barriers;
+	unsigned long lazy;
+};
+
 /* Not exported to modules: resolved through kallsyms at load time. */
 struct lm_syms {
 	int (*set_memory_ro)(unsigned long addr, int numpages);
@@ -42,6 +53,8 @@ struct lm_syms {
 	bool *rodata_enabled;
 	bool *kfence_early_init;
 	struct linmap_inject *inject;
+	struct lm_pgt_count __percpu *pgt_count;
+	struct static_key_false *pgt_counting;
 	unsigned long stext, text_start, init_begin;
 };
 

@@ -1,17 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Apply patches/*.patch and patches/testing/*.patch to the series tree with
+# Apply patches/*.patch and patches/testing/*.patch to the series tree, and
+# patches/base-testing/*.patch (test-only counters) to the base tree, with
 # git am. Re-applies only when the patches or the base changed.
 . "$(dirname "$0")/lib.sh"
 
 "$TOP/scripts/tree.sh" >/dev/null
 if [ "$TREE" = base ]; then
-	[ "$SERIES" = off ] && msg "SERIES=off: building the unpatched base"
+	[ "$SERIES" = off ] && msg "SERIES=off: building the unpatched base (with its test-only counters)"
 	[ "$SERIES" = on ] && msg "patches/ is empty: the series tree is the base tree"
-	exit 0
+	mapfile -t patches < <(base_patches)
+else
+	mapfile -t patches < <(series_patches)
 fi
-
-mapfile -t patches < <(series_patches)
 base=$(cat "$OUT/trees/$TREE/base")
 want=$(echo "$base $(stamp_of "${patches[@]}")")
 stampf=$OUT/trees/$TREE/applied
@@ -23,6 +24,10 @@ fi
 rm -f "$stampf"
 git -C "$SRC" am --abort >/dev/null 2>&1 || true
 git -C "$SRC" checkout -q --detach "$base"
+if [ ${#patches[@]} = 0 ]; then
+	echo "$want" >"$stampf"
+	exit 0
+fi
 msg "applying ${#patches[@]} patches to $SRC"
 if ! git -C "$SRC" "${GIT_ID[@]}" \
 	am -q --committer-date-is-author-date "${patches[@]}" >"$OUT/trees/$TREE/am.log" 2>&1; then
@@ -39,4 +44,4 @@ if ! git -C "$SRC" "${GIT_ID[@]}" \
 	exit 1
 fi
 echo "$want" >"$stampf"
-msg "series applied: $(git -C "$SRC" log --oneline "$base"..HEAD | wc -l) commits on $(echo "$base" | cut -c1-12)"
+msg "$TREE tree: $(git -C "$SRC" log --oneline "$base"..HEAD | wc -l) commits applied on $(echo "$base" | cut -c1-12)"

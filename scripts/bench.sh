@@ -1,17 +1,33 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # make bench / make bench-quick: the unpatched and the patched kernel side
-# by side, same config (4K pages, the test config), same QEMU.
+# by side, same config (4K pages; for make bench the kit's config without
+# debug options, for bench-quick the caller's, debug by default), same QEMU.
 #   setups: unpatched rodata=full, patched rodata=full (BBML2 claimed by all
 #           CPUs), unpatched rodata=on (the floor)
 #   memory: MemTotal/MemFree after boot, linear-map table pages, leaves, at
 #           BENCH_MEMS (4G 64G 256G; quick: 4G)
 #   fragmentation: BENCH_ROUNDS rounds of the stress at 4G, the map after each
 #   set_memory_ro+rw: BENCH_SIZES pages, BENCH_REPS repetitions, at 4G
+#   under QEMU -icount shift=0 (virtual time = instruction count, so the
+#   figures repeat exactly), 2 CPUs, at each size: map_mem() and the repaint
+#   (BBML2 on the boot CPU only), and set_memory_ro+rw at 4G; each boot
+#   again with linmap_count for the test-only counters' page-table writes,
+#   barriers and lazy MMU batches
 # Writes out/bench/report.md, bench.json and PNG charts.
 . "$(dirname "$0")/lib.sh"
 
 QUICK=${BENCH_QUICK:-0}
+# make bench measures production-like kernels (no lockdep, DEBUG_VM and
+# the like, whose costs would swamp small calls); bench-quick, a smoke test
+# inside make check, reuses the kernels that make check built.
+if [ "$QUICK" = 1 ]; then
+	DEBUG=${BENCH_DEBUG:-$DEBUG}
+else
+	DEBUG=${BENCH_DEBUG:-off}
+fi
+case "$DEBUG" in on|off) ;; *) die "BENCH_DEBUG must be on or off (got '$DEBUG')" ;; esac
+export DEBUG
 if [ "$QUICK" = 1 ]; then
 	MEMS=${BENCH_MEMS:-4G}
 	ROUNDS=${BENCH_ROUNDS:-2}
@@ -33,14 +49,14 @@ require_cmds gnuplot python3
 start=$(date +%s)
 
 for series in off on; do
-	msg "bench: build ($([ $series = on ] && echo patched || echo unpatched), 4K)"
+	msg "bench: build ($([ $series = on ] && echo patched || echo unpatched), 4K, DEBUG=$DEBUG)"
 	for step in apply kernel kmod selftests initramfs; do
 		SERIES=$series PAGE_SIZE=4K "$TOP/scripts/$step.sh" ||
 			die "bench: '$step' failed for SERIES=$series"
 	done
 done
 
-# boot NAME SERIES MEM CMDLINE [ROUNDS SETMEM]
+# boot NAME SERIES MEM CMDLINE [ROUNDS SETMEM]; ICOUNT_BOOT and SMP from the caller
 boot() {
 	local name=$1 series=$2 mem=$3 cmd=$4 rounds=${5:-} setmem=${6:-}
 	local extra= timeout=900
@@ -48,8 +64,13 @@ boot() {
 	[ -n "$setmem" ] && extra+=" linmap.setmem=$setmem"
 	case $mem in 64G) timeout=1800 ;; 256G) timeout=3600 ;; esac
 	SERIES=$series PAGE_SIZE=4K JOB=bench NAME=$name LOGDIR=$DIR MEM=$mem \
-		QEMU_TIMEOUT=$timeout CMDLINE="$cmd $KFENCE$extra" \
+		ICOUNT=${ICOUNT_BOOT:-} QEMU_TIMEOUT=$timeout CMDLINE="$cmd $KFENCE$extra" \
 		"$TOP/scripts/boot.sh" || warn "bench: $name failed; see $DIR/$name.log"
+}
+
+# The same boot under -icount: one host thread, timings in instructions.
+icount_boot() {
+	ICOUNT_BOOT=0 SMP=2 boot "$@"
 }
 
 for mem in $MEMS; do
@@ -60,9 +81,24 @@ for mem in $MEMS; do
 	boot "full-patched-$mem" on "$mem" "rodata=full bbml2_test=all" \
 		${work:+"$ROUNDS" "$SIZES,$REPS"}
 	boot "on-unpatched-$mem" off "$mem" "rodata=on"
+	# Each setup twice: "ic" for instruction counts with the counters
+	# off (one no-op each), "cnt" with linmap_count for what they count.
+	for kind in ic cnt; do
+		c=
+		[ $kind = cnt ] && c=" linmap_count"
+		icount_boot "$kind-full-unpatched-$mem" off "$mem" "rodata=full$c" \
+			${work:+"" "$SIZES,$REPS"}
+		icount_boot "$kind-full-patched-$mem" on "$mem" \
+			"rodata=full bbml2_test=all$c" ${work:+"" "$SIZES,$REPS"}
+		icount_boot "$kind-repaint-$mem" on "$mem" "rodata=full bbml2_test=boot$c"
+		icount_boot "$kind-full-nobbml2-$mem" on "$mem" "rodata=full bbml2_test=none$c"
+		icount_boot "$kind-on-unpatched-$mem" off "$mem" "rodata=on$c"
+	done
 done
 
 msg "bench: report"
-python3 "$TOP/scripts/bench_report.py" "$DIR" "$MEMS" ||
+python3 "$TOP/scripts/bench_report.py" "$DIR" "$MEMS" \
+	"$([ "$DEBUG" = on ] && echo "the kit's debug config (lockdep, DEBUG_VM, ...)" ||
+	   echo "the kit's config without debug options (DEBUG=off)")" ||
 	die "bench: the report found missing or insane figures (see above)"
 msg "bench took $(( $(date +%s) - start ))s: $DIR/report.md"

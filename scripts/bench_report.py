@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Turn the guests' data blocks of 'make bench' into a report.
 
-usage: bench_report.py DIR "MEMS"
+usage: bench_report.py DIR "MEMS" [CONFIG-DESCRIPTION]
 Reads DIR/<setup>-<mem>.data, writes DIR/report.md, DIR/bench.json and
 DIR/*.png (gnuplot). Exits 1 if a figure is missing or not sane: zero, or
 inconsistent with the leaf counts it came with.
@@ -20,6 +20,15 @@ SETUPS = [
     ("full-unpatched", "unpatched 6.12, rodata=full"),
     ("full-patched", "patched, rodata=full, BBML2"),
     ("on-unpatched", "unpatched 6.12, rodata=on (floor)"),
+]
+# Boots under QEMU -icount shift=0: one instruction is one ns of virtual
+# time, so the counter ticks the kernel prints are instruction counts.
+IC_SETUPS = [
+    ("ic-full-unpatched", "unpatched 6.12, rodata=full"),
+    ("ic-full-patched", "patched, rodata=full, BBML2"),
+    ("ic-repaint", "patched, rodata=full, BBML2 on the boot CPU only"),
+    ("ic-full-nobbml2", "patched, rodata=full, no BBML2"),
+    ("ic-on-unpatched", "unpatched 6.12, rodata=on (floor)"),
 ]
 BLOCKS = ("pud", "cont_pmd", "pmd")
 problems = []
@@ -82,7 +91,51 @@ def load(d, name):
     return data
 
 
-def setmem(sec):
+def cost_line(name, sec, step, counting):
+    """A 'STEP=ticks=T hz=H entries=E barriers=B lazy=L counting=C' line."""
+    line = sec.get(step) if sec else None
+    if not isinstance(line, str):
+        problem("%s: the kernel printed no %s cost (no test-only counter?)" % (name, step))
+        return None
+    v = {}
+    for kv in line.split():
+        k, _, x = kv.partition("=")
+        v[k] = int(x) if x.isdigit() else x
+    if not all(isinstance(v.get(k), int)
+               for k in ("ticks", "hz", "entries", "barriers", "lazy", "counting")):
+        problem("%s: cannot read the %s cost '%s'" % (name, step, line))
+        return None
+    if v["counting"] != counting:
+        problem("%s: counting=%d, expected %d" % (name, v["counting"], counting))
+        return None
+    return v
+
+
+def step_cost(name, tsec, csec, step, min_entries=1):
+    """Instructions from the timing boot, writes from the counting boot."""
+    t = cost_line("ic-" + name, tsec, step, 0)
+    c = cost_line("cnt-" + name, csec, step, 1)
+    if not t or not c:
+        return None
+    v = {"ticks": t["ticks"], "hz": t["hz"], "entries": c["entries"],
+         "barriers": c["barriers"], "lazy": c["lazy"]}
+    if v["ticks"] <= 0 or v["hz"] <= 0 or v["entries"] < min_entries or v["barriers"] <= 0:
+        problem("%s: %s cost not sane: %s (needs >= %d entries)" % (name, step, v, min_entries))
+    if t["entries"] or t["barriers"]:
+        problem("%s: %s counted with the counters off" % (name, step))
+    v["us"] = v["ticks"] * 1e6 / v["hz"]
+    # shift=0: 1 ns of virtual time per instruction.
+    v["insns"] = int(round(v["ticks"] * 1e9 / v["hz"]))
+    return v
+
+
+def pgt(v):
+    """'e/b/l:e/b/l' -> [(entries, barriers, lazy), ...]"""
+    return [tuple(int(y) for y in x.split("/")) for x in str(v).split(":") if x.count("/") == 2]
+
+
+def setmem(sec, counted=False):
+    """Timings of a setmem block; with counted, its page-table writes."""
     out = {}
     sizes = str(sec.get("pages", "")).split(":") if sec else []
     for s in sizes:
@@ -108,6 +161,17 @@ def setmem(sec):
         }
         if not pair or min(pair) <= 0 or not out[p]["first_ro_ns"]:
             problem("set_memory of %d pages: no timings" % p)
+        if counted and sec.get("pgt_count") != 1:
+            problem("set_memory of %d pages: not counted (pgt_count=%s)"
+                    % (p, sec.get("pgt_count")))
+        elif counted:
+            for key in ("first_ro", "first_rw", "ro", "rw"):
+                calls = pgt(sec.get("size.%d.%s_pgt" % (p, key), ""))
+                out[p][key + "_pgt"] = calls
+                # Each call rewrites every page's PTE, with a barrier pair.
+                if not calls or any(e < p or b < 1 for e, b, _ in calls):
+                    problem("set_memory of %d pages: %s page-table writes "
+                            "not sane: %s" % (p, key, calls))
     return out
 
 
@@ -121,8 +185,9 @@ def gnuplot(script):
 
 def main():
     d, mems = sys.argv[1], sys.argv[2].split()
-    res = {"mems": mems, "memory": {}, "fragmentation": {}, "setmem": {},
-           "targets": {}, "not_measured": {}}
+    config = sys.argv[3] if len(sys.argv) > 3 else "the kit's test config"
+    res = {"mems": mems, "config": config, "memory": {}, "fragmentation": {}, "setmem": {},
+           "boot_cost": {}, "setmem_icount": {}, "targets": {}}
     page_size = 4096
     for mem in mems:
         res["memory"][mem] = {}
@@ -156,6 +221,36 @@ def main():
                     "boot": c, "boot_block_share_pct": block_share(c)[0],
                     "rounds": rounds}
                 res["setmem"][setup] = setmem(data.get("setmem"))
+        res["boot_cost"][mem] = {}
+        ptes_of = {}
+        for setup, _ in IC_SETUPS:
+            name = "%s-%s" % (setup[3:], mem)
+            data, cdata = load(d, "ic-" + name), load(d, "cnt-" + name)
+            if not data or not cdata:
+                continue
+            bc, cbc = data.get("boot_cost", {}), cdata.get("boot_cost", {})
+            c = counts(data.get("counts.boot", {}))
+            sane_counts(setup + "-" + mem, c, page_size)
+            ptes = ptes_of[setup] = c["n"].get("pte", 0) + c["n"].get("cont_pte", 0)
+            # The unpatched rodata=full map_mem() writes every PTE there is;
+            # the repaint every PTE that the same kernel without a repaint
+            # does not have.
+            r = {"map_mem": step_cost(name, bc, cbc, "map_mem",
+                                      ptes if setup == "ic-full-unpatched" else 1),
+                 "table_pages": c["table_pages"]}
+            if setup == "ic-repaint":
+                r["repaint"] = step_cost(name, bc, cbc, "repaint",
+                                         max(1, ptes - ptes_of.get("ic-full-patched", 0)))
+            res["boot_cost"][mem][setup] = r
+            if mem == "4G" and "setmem" in data:
+                sm = setmem(data["setmem"])
+                counted = setmem(cdata.get("setmem"), counted=True)
+                if sm and not counted:
+                    problem("cnt-%s: no set_memory counts" % name)
+                for p in sm:
+                    for key in ("first_ro", "first_rw", "ro", "rw"):
+                        sm[p][key + "_pgt"] = counted.get(p, {}).get(key + "_pgt", [])
+                res["setmem_icount"][setup] = sm
 
     # Targets, from the figures; a miss is reported, never tuned away.
     t = res["targets"]
@@ -173,19 +268,42 @@ def main():
         t["memfree_gain_500MB_at_256G"] = {
             "gain_MB": round(t["memfree_gain_MiB_256G"] * 1.048576, 1),
             "met": t["memfree_gain_MiB_256G"] * 1.048576 >= 500}
-    sm = res["setmem"]
-    if "full-patched" in sm and "full-unpatched" in sm:
-        for p in sorted(sm["full-patched"]):
-            a, b = sm["full-patched"][p], sm["full-unpatched"].get(p)
+    for tag, sm, pre in (("wall", res["setmem"], ""), ("icount", res["setmem_icount"], "ic-")):
+        a_all, b_all = sm.get(pre + "full-patched"), sm.get(pre + "full-unpatched")
+        if not a_all or not b_all:
+            continue
+        for p in sorted(a_all):
+            a, b = a_all[p], b_all.get(p)
             if b and b["pair_median_ns"]:
                 r = a["pair_median_ns"] / b["pair_median_ns"]
-                t["steady_setmem_not_slower_%d" % p] = {
+                t["steady_setmem_not_slower_%s_%d" % (tag, p)] = {
                     "ratio_patched_to_unpatched": round(r, 3), "met": r <= 1.0}
-    res["not_measured"] = {
-        "barriers_per_batch": "needs a test-only DSB/ISB counter in both kernels",
-        "map_mem_icount": "needs test-only instrumentation of map_mem() in both kernels",
-        "repaint_time": "needs test-only instrumentation of the repaint",
-    }
+            # One barrier pair per batch (lazy MMU section), not per entry.
+            calls = a.get("ro_pgt", []) + a.get("rw_pgt", [])
+            if tag == "icount" and calls:
+                worst = max(calls, key=lambda x: x[1] - x[2])
+                t["barriers_one_pair_per_batch_%d" % p] = {
+                    "entries": worst[0], "barrier_pairs": worst[1],
+                    "batches": worst[2],
+                    "unpatched_barrier_pairs": max(x[1] for x in b.get("ro_pgt", []) + [(0, 0, 0)]),
+                    "met": worst[1] <= worst[2]}
+    bc = res["boot_cost"]
+    for mem in mems:
+        x = bc.get(mem, {})
+        u = (x.get("ic-full-unpatched") or {}).get("map_mem")
+        pa = (x.get("ic-full-patched") or {}).get("map_mem")
+        rp = (x.get("ic-repaint") or {})
+        if u and pa:
+            t["map_mem_insns_ratio_" + mem] = round(pa["insns"] / u["insns"], 4)
+        if u and rp.get("repaint"):
+            t["repaint_vs_unpatched_map_mem_ratio_" + mem] = round(
+                rp["repaint"]["insns"] / u["insns"], 3)
+        if pa and rp.get("map_mem"):
+            # Same code through map_mem() in both boots, so the same count,
+            # to the one tick (16 instructions) a window can straddle.
+            t["map_mem_repeats_" + mem] = {
+                "ticks_bbml2_all": pa["ticks"], "ticks_bbml2_boot": rp["map_mem"]["ticks"],
+                "met": abs(pa["ticks"] - rp["map_mem"]["ticks"]) <= 1}
     res["problems"] = problems
     json.dump(res, open(os.path.join(d, "bench.json"), "w"), indent=1, sort_keys=True)
     charts(d, res)
@@ -215,6 +333,31 @@ plot '%s/tables.dat' using 1:2 with linespoints title '%s', \\
      '' using 1:3 with linespoints title '%s', \\
      '' using 1:4 with linespoints title '%s'
 """ % (d, d, SETUPS[0][1], SETUPS[1][1], SETUPS[2][1]))
+    bc = res["boot_cost"]
+    cols = [("ic-full-unpatched", "map_mem", "unpatched 6.12 map_mem, rodata=full"),
+            ("ic-full-patched", "map_mem", "patched map_mem, rodata=full, BBML2"),
+            ("ic-on-unpatched", "map_mem", "unpatched 6.12 map_mem, rodata=on"),
+            ("ic-repaint", "repaint", "patched repaint (BBML2 on the boot CPU only)")]
+    rows = [m for m in res["mems"] if bc.get(m)]
+    if rows:
+        with open(os.path.join(d, "boot_cost.dat"), "w") as f:
+            for m in rows:
+                row = [m.rstrip("G")]
+                for setup, step, _ in cols:
+                    v = (bc[m].get(setup) or {}).get(step)
+                    row.append("%.6f" % (v["insns"] / 1e6) if v else "NaN")
+                f.write(" ".join(row) + "\n")
+        gnuplot("""set terminal png size 800,500 noenhanced
+set output '%s/boot_cost.png'
+set title 'Building the linear map (QEMU -icount, 4K pages)'
+set xlabel 'RAM (GiB)'
+set ylabel 'million instructions'
+set logscale xy
+set key top left
+set grid
+plot %s
+""" % (d, ", \\\n     ".join("'%s/boot_cost.dat' using 1:%d with linespoints title '%s'"
+                               % (d, i + 2, c[2]) for i, c in enumerate(cols))))
     fr = res["fragmentation"].get("full-patched")
     if fr and fr["rounds"]:
         points = [("boot", fr["boot"]), ("during 1", fr["rounds"][0]["during"])]
@@ -239,12 +382,81 @@ plot for [i=2:6] '%s/leaves.dat' using i:xtic(1) title columnheader(i)
 """ % (d, d))
 
 
+def cost_cell(v):
+    if not v:
+        return "- | - | - | -"
+    return "%.0f | %d | %d | %d" % (v["insns"] / 1000.0, v["entries"], v["barriers"], v["lazy"])
+
+
+def write_boot_cost(w, res):
+    bc = res["boot_cost"]
+    if not any(bc.values()):
+        return
+    w("## Building the linear map at boot (QEMU -icount)\n")
+    w("Under `-icount shift=0` each instruction is 1 ns of virtual time, so the "
+      "virtual-counter ticks the test-only patches print around map_mem() and "
+      "the repaint are instruction counts (to 16 instructions, one tick at 62.5 MHz). "
+      "Entries: valid kernel page-table entries written; barrier pairs: DSB+ISB "
+      "issued for them; batches: lazy MMU sections entered. 2 CPUs.\n")
+    w("| RAM | setup | map_mem kinsns | entries | barrier pairs | batches | tables after boot |")
+    w("|---|---|---|---|---|---|---|")
+    for m in res["mems"]:
+        for s, label in IC_SETUPS:
+            r = bc.get(m, {}).get(s)
+            if not r:
+                w("| %s | %s | missing | | | | |" % (m, label))
+                continue
+            w("| %s | %s | %s | %s |" % (m, label, cost_cell(r["map_mem"]), r["table_pages"]))
+    w("")
+    w("![map_mem and repaint cost against RAM](boot_cost.png)\n")
+    w("### Repaint (BBML2 on the boot CPU only) against the unpatched PTE map_mem()\n")
+    w("| RAM | repaint kinsns | entries | barrier pairs | batches | unpatched map_mem kinsns | ratio |")
+    w("|---|---|---|---|---|---|---|")
+    for m in res["mems"]:
+        rp = (bc.get(m, {}).get("ic-repaint") or {}).get("repaint")
+        u = (bc.get(m, {}).get("ic-full-unpatched") or {}).get("map_mem")
+        w("| %s | %s | %s | %s |" % (
+            m, cost_cell(rp), "%.0f" % (u["insns"] / 1000.0) if u else "-",
+            "%.2f" % (rp["insns"] / u["insns"]) if rp and u else "-"))
+    w("")
+
+
+def write_setmem_icount(w, res):
+    sm = res["setmem_icount"]
+    if not sm:
+        return
+    a_all, b_all = sm.get("ic-full-patched", {}), sm.get("ic-full-unpatched", {})
+    w("## set_memory_ro + set_memory_rw under -icount (4G)\n")
+    w("Thousands of instructions per ro+rw pair (first, then the steady "
+      "median [min-max]), and the page-table writes of one steady "
+      "set_memory_ro call: entries / barrier pairs / batches.\n")
+    w("| pages | unpatched first | unpatched steady | unpatched ro writes | "
+      "patched first | patched steady | patched ro writes | ratio |")
+    w("|---|---|---|---|---|---|---|---|")
+    for p in sorted(set(a_all) | set(b_all)):
+        cells = []
+        for x in (b_all.get(p), a_all.get(p)):
+            if not x:
+                cells += ["-", "-", "-"]
+                continue
+            cells.append("%.1f" % ((x["first_ro_ns"] + x["first_rw_ns"]) / 1000.0))
+            cells.append("%.1f [%.1f-%.1f]" % (x["pair_median_ns"] / 1000.0,
+                                               x["pair_min_ns"] / 1000.0,
+                                               x["pair_max_ns"] / 1000.0))
+            ro = x.get("ro_pgt")
+            cells.append("%d / %d / %d" % ro[-1] if ro else "-")
+        a, b = a_all.get(p), b_all.get(p)
+        ratio = "%.3f" % (a["pair_median_ns"] / b["pair_median_ns"]) if a and b and b["pair_median_ns"] else "-"
+        w("| %d | %s | %s |" % (p, " | ".join(cells), ratio))
+    w("")
+
+
 def write_md(d, res):
     L = []
     w = L.append
     w("# Linear map benchmark: unpatched 6.12 against the series\n")
-    w("Produced by `make bench` (figures in `bench.json`). 4K pages, the kit's "
-      "test config for both kernels, QEMU TCG `-cpu max`; every boot has a "
+    w("Produced by `make bench` (figures in `bench.json`). 4K pages, %s "
+      "for both kernels, QEMU TCG `-cpu max`; every boot has a " % res["config"] +
       "KFENCE pool set up at boot (`kfence.sample_interval=1000000`). The "
       "patched kernel claims BBML2_NOABORT on all CPUs (`bbml2_test=all`).\n")
     w("## Memory right after boot\n")
@@ -270,9 +482,8 @@ def write_md(d, res):
                                            if a != "met")))
         else:
             w("- %s: %s" % (k, v))
-    for k, v in sorted(res["not_measured"].items()):
-        w("- %s: not measured here (%s)" % (k, v))
     w("")
+    write_boot_cost(w, res)
     fr = res["fragmentation"]
     if fr:
         w("## Fragmentation over stress rounds (4G)\n")
@@ -317,6 +528,7 @@ def write_md(d, res):
             ratio = "%.2f" % (a["pair_median_ns"] / b["pair_median_ns"]) if a and b and b["pair_median_ns"] else "-"
             w("| %d | %s | %s |" % (p, " | ".join(cells), ratio))
         w("")
+    write_setmem_icount(w, res)
     if res["problems"]:
         w("## Problems\n")
         for p in res["problems"]:

@@ -7,6 +7,9 @@
 #   STRESS=...            stress parameters, e.g. "pages=0 rounds=2 threads=4"
 #   BBML2=...             CPUs that claim BBML2_NOABORT (bbml2_test=), when
 #                         the kernel has the test-only patch
+#   ICOUNT=N              run under -icount shift=N: virtual time follows the
+#                         instruction count (2^N ns each), so guest timings
+#                         repeat exactly; the vCPUs then share one host thread
 # The console log is always kept; its path is printed. Non-interactive runs
 # fail on timeout, on a missing end marker (panic, crash) and on any kernel
 # splat found by scan-log.sh. The guest's data block is written next to the
@@ -46,6 +49,10 @@ qemu=(qemu-system-aarch64 -M virt,gic-version=3,memory-backend=ram
       -cpu max,pauth-impdef=on -smp "$SMP" -m "$MEM"
       -nodefaults -display none -serial stdio -no-reboot
       -kernel "$IMAGE" -initrd "$INITRD" -append "$append")
+if [ -n "${ICOUNT:-}" ]; then
+	[[ "$ICOUNT" =~ ^[0-9]+$ ]] || die "ICOUNT must be a shift, 0 to 10 (got '$ICOUNT')"
+	qemu+=(-icount "shift=$ICOUNT")
+fi
 
 if [ "$JOB" = shell ]; then
 	msg "booting $IMAGE ($MEM, $SMP CPUs); console log: $log"
@@ -53,7 +60,7 @@ if [ "$JOB" = shell ]; then
 	exit 0
 fi
 
-msg "boot $NAME: $MEM, $SMP CPUs, '$append' (timeout ${QEMU_TIMEOUT}s)"
+msg "boot $NAME: $MEM, $SMP CPUs${ICOUNT:+, -icount shift=$ICOUNT}, '$append' (timeout ${QEMU_TIMEOUT}s)"
 start=$(date +%s)
 set +e
 timeout -k 10 "$QEMU_TIMEOUT" "${qemu[@]}" </dev/null >"$log" 2>&1

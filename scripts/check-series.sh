@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Checks of the series itself, behind 'make check-series':
-#   - scripts/checkpatch.pl --strict on every patch: no error, warning or check;
+#   - scripts/checkpatch.pl --strict on every patch (series, testing/ and
+#     base-testing/): no error, warning or check;
 #   - a Signed-off-by and a commit message body on every patch;
 #   - bisectability: the kernel builds after each patch (PAGE_SIZE, default 4K;
 #     SERIES_BUILDS=0 skips the builds);
@@ -15,6 +16,7 @@ require_cmds git b4
 base=$(git -C "$KSRC" rev-parse HEAD)
 mapfile -t patches < <(series_patches)
 [ ${#patches[@]} -gt 0 ] || die "no patches in $PATCHDIR"
+mapfile -t bpatches < <(base_patches)
 W=$OUT/check-series
 pass=0 failed=0
 ok()  { pass=$((pass + 1)); printf 'PASS: %s\n' "$1"; }
@@ -30,7 +32,7 @@ else
 	git -C "$KSRC" worktree add -q --detach "$src" "$base"
 fi
 
-for p in "${patches[@]}"; do
+for p in "${patches[@]}" "${bpatches[@]}"; do
 	name=${p#$PATCHDIR/}
 	out=$(cd "$src" && ./scripts/checkpatch.pl --strict --quiet "$p" 2>&1)
 	if [ -z "$out" ]; then
@@ -83,6 +85,18 @@ if (cd "$W/b4" && b4 -q --offline-mode am -m series.mbox -o out >b4.log 2>&1) &&
 	fi
 else
 	bad "b4 --offline-mode am reads the format-patch series" "$(tail -5 "$W/b4/b4.log")"
+fi
+
+# The base kernel's test-only counters apply to the base on their own.
+if [ ${#bpatches[@]} -gt 0 ]; then
+	git -C "$src" am --abort >/dev/null 2>&1 || true
+	git -C "$src" checkout -q --detach "$base"
+	if git -C "$src" "${GIT_ID[@]}" am -q "${bpatches[@]}" >/dev/null 2>&1; then
+		ok "applies to the base: ${#bpatches[@]} patch(es) of base-testing/"
+	else
+		bad "applies to the base: base-testing/"
+		git -C "$src" am --abort >/dev/null 2>&1 || true
+	fi
 fi
 echo "$pass passed, $failed failed"
 [ "$failed" = 0 ]

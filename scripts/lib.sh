@@ -48,6 +48,16 @@ series_patches() {
 	return 0
 }
 
+# Test-only instrumentation for the unpatched kernel: the same counters the
+# series' testing patches add, so the benchmarks compare like with like.
+base_patches() {
+	local p
+	for p in "$PATCHDIR"/base-testing/*.patch; do
+		[ -e "$p" ] && printf '%s\n' "$p"
+	done
+	return 0
+}
+
 # Which source tree a build uses. With no patches at all the series tree
 # would be identical to the base tree, so share it (and its builds).
 tree_name() {
