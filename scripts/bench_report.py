@@ -311,53 +311,48 @@ def main():
     return 1 if problems else 0
 
 
-def charts(d, res):
-    mems = [m for m in res["mems"] if res["memory"].get(m)]
-    if mems:
-        with open(os.path.join(d, "tables.dat"), "w") as f:
-            for m in mems:
-                row = [m.rstrip("G")]
-                for s, _ in SETUPS:
-                    tb = res["memory"][m].get(s, {}).get("table_bytes")
-                    row.append("%.3f" % (tb / 1048576.0) if tb else "NaN")
-                f.write(" ".join(row) + "\n")
-        gnuplot("""set terminal png size 800,500 noenhanced
-set output '%s/tables.png'
-set title 'Linear-map page tables at boot (4K pages)'
+def line_chart(d, name, title, ylabel, rows, labels):
+    """A log-log chart against RAM: rows are [GiB, y1, y2, ...], None for a gap."""
+    if not rows:
+        return
+    with open(os.path.join(d, name + ".dat"), "w") as f:
+        for r in rows:
+            f.write(" ".join([str(r[0])] + ["NaN" if v is None else "%.6f" % v
+                                            for v in r[1:]]) + "\n")
+    gnuplot("""set terminal png size 800,500 noenhanced
+set output '%s/%s.png'
+set title '%s'
 set xlabel 'RAM (GiB)'
-set ylabel 'page-table MiB'
+set ylabel '%s'
 set logscale xy
 set key top left
 set grid
-plot '%s/tables.dat' using 1:2 with linespoints title '%s', \\
-     '' using 1:3 with linespoints title '%s', \\
-     '' using 1:4 with linespoints title '%s'
-""" % (d, d, SETUPS[0][1], SETUPS[1][1], SETUPS[2][1]))
+plot %s
+""" % (d, name, title, ylabel, ", \\\n     ".join(
+        "'%s/%s.dat' using 1:%d with linespoints title '%s'" % (d, name, i + 2, label)
+        for i, label in enumerate(labels))))
+
+
+def charts(d, res):
+    mems = [m for m in res["mems"] if res["memory"].get(m)]
+    rows = []
+    for m in mems:
+        tbs = [res["memory"][m].get(s, {}).get("table_bytes") for s, _ in SETUPS]
+        rows.append([m.rstrip("G")] + [tb / 1048576.0 if tb else None for tb in tbs])
+    line_chart(d, "tables", "Linear-map page tables at boot (4K pages)",
+               "page-table MiB", rows, [label for _, label in SETUPS])
     bc = res["boot_cost"]
     cols = [("ic-full-unpatched", "map_mem", "unpatched 6.12 map_mem, rodata=full"),
             ("ic-full-patched", "map_mem", "patched map_mem, rodata=full, BBML2"),
             ("ic-on-unpatched", "map_mem", "unpatched 6.12 map_mem, rodata=on"),
             ("ic-repaint", "repaint", "patched repaint (BBML2 on the boot CPU only)")]
-    rows = [m for m in res["mems"] if bc.get(m)]
-    if rows:
-        with open(os.path.join(d, "boot_cost.dat"), "w") as f:
-            for m in rows:
-                row = [m.rstrip("G")]
-                for setup, step, _ in cols:
-                    v = (bc[m].get(setup) or {}).get(step)
-                    row.append("%.6f" % (v["insns"] / 1e6) if v else "NaN")
-                f.write(" ".join(row) + "\n")
-        gnuplot("""set terminal png size 800,500 noenhanced
-set output '%s/boot_cost.png'
-set title 'Building the linear map (QEMU -icount, 4K pages)'
-set xlabel 'RAM (GiB)'
-set ylabel 'million instructions'
-set logscale xy
-set key top left
-set grid
-plot %s
-""" % (d, ", \\\n     ".join("'%s/boot_cost.dat' using 1:%d with linespoints title '%s'"
-                               % (d, i + 2, c[2]) for i, c in enumerate(cols))))
+    rows = []
+    for m in res["mems"]:
+        if bc.get(m):
+            vs = [(bc[m].get(setup) or {}).get(step) for setup, step, _ in cols]
+            rows.append([m.rstrip("G")] + [v["insns"] / 1e6 if v else None for v in vs])
+    line_chart(d, "boot_cost", "Building the linear map (QEMU -icount, 4K pages)",
+               "million instructions", rows, [c[2] for c in cols])
     fr = res["fragmentation"].get("full-patched")
     if fr and fr["rounds"]:
         points = [("boot", fr["boot"]), ("during 1", fr["rounds"][0]["during"])]
