@@ -17,28 +17,24 @@
 # Writes out/bench/report.md, bench.json and PNG charts.
 . "$(dirname "$0")/lib.sh"
 
-QUICK=${BENCH_QUICK:-0}
 # make bench measures production-like kernels (no lockdep, DEBUG_VM and
 # the like, whose costs would swamp small calls); bench-quick, a smoke test
 # inside make check, reuses the kernels that make check built.
-if [ "$QUICK" = 1 ]; then
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	DEBUG=${BENCH_DEBUG:-$DEBUG}
-else
-	DEBUG=${BENCH_DEBUG:-off}
-fi
-case "$DEBUG" in on|off) ;; *) die "BENCH_DEBUG must be on or off (got '$DEBUG')" ;; esac
-export DEBUG
-if [ "$QUICK" = 1 ]; then
 	MEMS=${BENCH_MEMS:-4G}
 	ROUNDS=${BENCH_ROUNDS:-2}
 	SIZES=${BENCH_SIZES:-1:16:512:4096}
 	REPS=${BENCH_REPS:-5}
 else
+	DEBUG=${BENCH_DEBUG:-off}
 	MEMS=${BENCH_MEMS:-4G 64G 256G}
 	ROUNDS=${BENCH_ROUNDS:-5}
 	SIZES=${BENCH_SIZES:-1:16:512:262144}
 	REPS=${BENCH_REPS:-7}
 fi
+case "$DEBUG" in on|off) ;; *) die "BENCH_DEBUG must be on or off (got '$DEBUG')" ;; esac
+export DEBUG
 # A KFENCE pool set up at boot, sampling practically never: without it,
 # 6.12 keeps even rodata=on page-mapped, as KFENCE might start late.
 KFENCE=kfence.sample_interval=1000000
