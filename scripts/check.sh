@@ -108,6 +108,78 @@ else
 	bad "kit: a clean console log passes the scan"
 fi
 
+# The install path, on a machine where nothing is installed: stand-ins for
+# the package tools report every package missing and record what they are
+# asked; OUT does not exist yet, as in a fresh clone.
+deps_standin() {	# DIR UID: run deps.sh as that uid with the stand-ins
+	local d=$1
+	mkdir -p "$d/bin"
+	cat >"$d/bin/dpkg-query" <<'S'
+#!/bin/sh
+echo "dpkg-query $*" >>"$STANDIN_LOG"
+exit 1
+S
+	cat >"$d/bin/apt-get" <<'S'
+#!/bin/sh
+echo "apt-get $*" >>"$STANDIN_LOG"
+[ "$1" = download ] && : >busybox-static_1.35.0-4_arm64.deb
+exit 0
+S
+	cat >"$d/bin/dpkg" <<'S'
+#!/bin/sh
+echo "dpkg $*" >>"$STANDIN_LOG"
+exit 0
+S
+	cat >"$d/bin/dpkg-deb" <<'S'
+#!/bin/sh
+echo "dpkg-deb $*" >>"$STANDIN_LOG"
+mkdir -p "$3/bin" && printf '#!/bin/sh\n' >"$3/bin/busybox"
+S
+	printf '#!/bin/sh\n[ "$1" = -u ] && echo %s && exit 0\nexec /usr/bin/id "$@"\n' "$2" >"$d/bin/id"
+	chmod +x "$d/bin/"*
+	: >"$d/log"
+	env PATH="$d/bin:$PATH" STANDIN_LOG="$d/log" OUT="$d/out" \
+		"$TOP/scripts/deps.sh" >"$d/stdout" 2>&1
+}
+deps_checks() {
+	local d=$CHECK/deps pkgs rc
+	pkgs=$("$TOP/scripts/deps.sh" --list)
+	set +e
+	deps_standin "$d/root" 0
+	rc=$?
+	set -e
+	if [ $rc = 0 ] && grep -qxF "apt-get install -y -q $pkgs" "$d/root/log" &&
+	   grep -qx 'apt-get update -q' "$d/root/log"; then
+		ok "deps: on a bare machine, root installs every package in one apt-get line"
+	else
+		bad "deps: on a bare machine, root installs every package in one apt-get line" \
+			"exit $rc; asked: $(grep -v "^dpkg-query" "$d/root/log"); said: $(cat "$d/root/stdout")"
+	fi
+	for p in gcc-aarch64-linux-gnu qemu-system-arm linux-source-6.12 ccache; do
+		grep -qw -- "$p" <<<"$pkgs" || bad "deps: $p is in the package list"
+	done
+	if grep -qx 'dpkg --add-architecture arm64' "$d/root/log" &&
+	   grep -qx 'apt-get download -q busybox-static:arm64' "$d/root/log" &&
+	   [ -x "$d/root/out/deps/busybox" ]; then
+		ok "deps: the arm64 busybox is fetched and unpacked into a fresh OUT"
+	else
+		bad "deps: the arm64 busybox is fetched and unpacked into a fresh OUT" \
+			"asked: $(grep -v "^dpkg-query" "$d/root/log"); said: $(cat "$d/root/stdout")"
+	fi
+	set +e
+	deps_standin "$d/user" 1000
+	rc=$?
+	set -e
+	if [ $rc != 0 ] && grep -qxF "error: missing packages; please run: sudo apt-get install -y $pkgs" \
+		"$d/user/stdout" && ! grep -q '^apt-get' "$d/user/log"; then
+		ok "deps: not root, it prints the exact install line and installs nothing"
+	else
+		bad "deps: not root, it prints the exact install line and installs nothing" \
+			"exit $rc; asked: $(grep -v "^dpkg-query" "$d/user/log"); said: $(cat "$d/user/stdout")"
+	fi
+}
+deps_checks
+
 # ---- 2. build -------------------------------------------------------------
 # Page sizes need separate kernels; everything else is a boot parameter.
 PAGE_SIZES=${CHECK_PAGE_SIZES:-4K 16K 64K}

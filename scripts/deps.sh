@@ -9,6 +9,15 @@ PKGS=(make gcc libc6-dev flex bison bc libssl-dev libelf-dev cpio xz-utils
       libc6-dev-arm64-cross qemu-system-arm linux-source-6.12 b4
       gnuplot-nox)
 
+# --list: the packages, one line, for the kit's own test of this script.
+if [ "${1:-}" = --list ]; then
+	echo "${PKGS[*]}"
+	exit 0
+fi
+
+# A fresh clone has no out/ yet: the apt log and busybox go there.
+mkdir -p "$OUT"
+
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
