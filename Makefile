@@ -12,12 +12,13 @@ CMDLINE ?=
 STRESS ?=
 BBML2 ?= all
 SOAK_SECS ?= 600
-export KSRC SERIES PAGE_SIZE DEBUG MEM SMP QEMU_TIMEOUT CMDLINE STRESS BBML2
+VA_BITS ?=
+export KSRC SERIES PAGE_SIZE VA_BITS DEBUG MEM SMP QEMU_TIMEOUT CMDLINE STRESS BBML2
 
 S := scripts
 
 .PHONY: help deps tree apply config kernel kmod selftests initramfs boot \
-	run check soak bench bench-quick check-series clean distclean
+	run check check-geometries soak bench bench-quick check-series clean distclean
 
 help:
 	@sed -n 's/^## //p' $(S)/help.txt
@@ -67,6 +68,11 @@ bench: deps
 
 bench-quick: deps
 	@BENCH_QUICK=1 $(S)/bench.sh
+
+# Every other page-table geometry 6.12 offers (VA_BITS per page size), each
+# booted with BBML2 on every CPU and with the repaint. Seven more kernels.
+check-geometries: deps
+	@CHECK_GEOMETRIES=1 CHECK_BENCH=0 $(S)/check.sh
 
 check-series: deps
 	@$(S)/check-series.sh

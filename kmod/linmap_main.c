@@ -54,9 +54,13 @@ struct lm_syms sym;
 DEFINE_MUTEX(lm_lock);
 static struct dentry *lm_dir;
 
+/*
+ * Only the 4K granule has level-1 blocks (pud_sect_supported()); with three
+ * levels they sit in the PGD itself, as the PUD level is folded into it.
+ */
 static bool pud_blocks(void)
 {
-	return IS_ENABLED(CONFIG_ARM64_4K_PAGES) && CONFIG_PGTABLE_LEVELS > 3;
+	return IS_ENABLED(CONFIG_ARM64_4K_PAGES);
 }
 
 #define LM_SYM(field, name, required) \
@@ -89,6 +93,8 @@ static const struct {
 	LM_SYM(add_memory, "add_memory", false),
 	LM_SYM(remove_memory, "remove_memory", false),
 	LM_SYM(inject, "linmap_inject", false),
+	LM_SYM(split_delay_us, "linmap_split_delay_us", false),
+	LM_SYM(set_memory_valid, "set_memory_valid", false),
 	LM_SYM(pgt_count, "linmap_pgt_count", false),
 	LM_SYM(pgt_counting, "linmap_pgt_counting", false),
 	LM_SYM(split_kernel_leaf_mapping, "split_kernel_leaf_mapping", false),
@@ -203,7 +209,9 @@ static void walk_pmd(struct lm_walk *w, pud_t *pudp, unsigned long addr,
 	pmd_t *pmdp = pmd_offset(pudp, addr);
 	unsigned long next;
 
-	w->c->table_pages++;
+	/* A folded level is its parent's entry, not a table page. */
+	if (!mm_pmd_folded(sym.init_mm))
+		w->c->table_pages++;
 	do {
 		pmd_t pmd = READ_ONCE(*pmdp);
 
@@ -223,8 +231,7 @@ static void walk_pud(struct lm_walk *w, p4d_t *p4dp, unsigned long addr,
 	pud_t *pudp = pud_offset(p4dp, addr);
 	unsigned long next;
 
-	/* A folded PUD level has no table page of its own. */
-	if (PTRS_PER_PUD > 1)
+	if (!mm_pud_folded(sym.init_mm))
 		w->c->table_pages++;
 	do {
 		pud_t pud = READ_ONCE(*pudp);
@@ -245,6 +252,9 @@ static void walk_p4d(struct lm_walk *w, pgd_t *pgdp, unsigned long addr,
 	p4d_t *p4dp = p4d_offset(pgdp, addr);
 	unsigned long next;
 
+	/* Five levels (LPA2) only: otherwise folded at build or boot time. */
+	if (!mm_p4d_folded(sym.init_mm))
+		w->c->table_pages++;
 	do {
 		next = p4d_addr_end(addr, end);
 		/* Folded levels read as never none: check each one. */

@@ -19,6 +19,7 @@
 
 #include <linux/bsearch.h>
 #include <linux/completion.h>
+#include <linux/cpu.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
@@ -74,8 +75,9 @@ static __printf(3, 4) void audit_bad(struct lm_audit *a, unsigned long addr,
 
 static void audit_table(struct lm_audit *a, void *table)
 {
+	/* By page: a table met twice at two offsets is still one page. */
 	if (a->tables < a->max_tables)
-		a->table_pa[a->tables] = __pa(table);
+		a->table_pa[a->tables] = __pa(table) & PAGE_MASK;
 	else
 		a->table_overflow = true;
 	a->tables++;
@@ -199,15 +201,17 @@ static void audit_pmd_table(struct lm_audit *a, pud_t *pudp,
 			    unsigned long addr, unsigned long end)
 {
 	pmd_t *base = pmd_offset(pudp, addr);
+	bool folded = mm_pmd_folded(sym.init_mm);
 	u64 vals[CONT_PMDS];
-	unsigned int i, used = 0, n = (end - addr) / PMD_SIZE;
+	unsigned int i, j, used = 0, n = (end - addr) / PMD_SIZE;
 
-	audit_table(a, base);
+	/* Folded into the PGD, an entry is no table page of its own. */
+	if (!folded)
+		audit_table(a, base);
 	for (i = 0; i < n; i++) {
 		unsigned long va = addr + i * PMD_SIZE;
 		pmd_t pmd = READ_ONCE(base[i]);
 
-		vals[i % CONT_PMDS] = pmd_table(pmd) ? 0 : pmd_val(pmd);
 		if (!pmd_none(pmd)) {
 			used++;
 			if (pmd_table(pmd))
@@ -217,13 +221,26 @@ static void audit_pmd_table(struct lm_audit *a, pud_t *pudp,
 					   PFN_PHYS(pmd_pfn(pmd)),
 					   pmd_cont(pmd) ? "cont_pmd" : "pmd");
 		}
-		if (i % CONT_PMDS == CONT_PMDS - 1)
-			audit_cont(a, va - (CONT_PMDS - 1) * PMD_SIZE, vals,
+		/*
+		 * At the last entry of a contiguous group, check the group.
+		 * It is found by pointer: when the level is folded, this
+		 * call sees a single entry of the PGD, and the group's other
+		 * entries are its neighbours there.
+		 */
+		if (IS_ALIGNED(va + PMD_SIZE, CONT_PMD_SIZE)) {
+			pmd_t *first = base + i - (CONT_PMDS - 1);
+
+			for (j = 0; j < CONT_PMDS; j++) {
+				pmd = READ_ONCE(first[j]);
+				vals[j] = pmd_table(pmd) ? 0 : pmd_val(pmd);
+			}
+			audit_cont(a, va + PMD_SIZE - CONT_PMD_SIZE, vals,
 				   CONT_PMDS, PMD_SIZE, "cont_pmd");
+		}
 		if (!(i & 63))
 			cond_resched();
 	}
-	if (!used)
+	if (!used && !folded)
 		audit_bad(a, addr, "empty PMD table");
 }
 
@@ -234,7 +251,7 @@ static void audit_pud_table(struct lm_audit *a, p4d_t *p4dp,
 	unsigned long next;
 
 	/* A folded PUD level has no table page of its own. */
-	if (PTRS_PER_PUD > 1)
+	if (!mm_pud_folded(sym.init_mm))
 		audit_table(a, pudp);
 	do {
 		pud_t pud = READ_ONCE(*pudp);
@@ -248,6 +265,23 @@ static void audit_pud_table(struct lm_audit *a, p4d_t *p4dp,
 			audit_leaf(a, addr, PUD_SIZE, pud_val(pud),
 				   PFN_PHYS(pud_pfn(pud)), "pud");
 	} while (pudp++, addr = next, addr != end);
+}
+
+/* The P4D level is a table of its own only with five levels (LPA2). */
+static void audit_p4d_table(struct lm_audit *a, pgd_t *pgdp,
+			    unsigned long addr, unsigned long end)
+{
+	p4d_t *p4dp = p4d_offset(pgdp, addr);
+	unsigned long next;
+
+	if (!mm_p4d_folded(sym.init_mm))
+		audit_table(a, p4dp);
+	do {
+		next = p4d_addr_end(addr, end);
+		if (p4d_none(READ_ONCE(*p4dp)))
+			continue;
+		audit_pud_table(a, p4dp, addr, next);
+	} while (p4dp++, addr = next, addr != end);
 }
 
 static int cmp_pa(const void *x, const void *y)
@@ -292,15 +326,10 @@ static int lm_audit_run(struct lm_audit *a)
 	lm_walk_lock();
 	pgdp = pgd_offset_pgd(sym.init_mm->pgd, addr);
 	do {
-		p4d_t *p4dp;
-
 		next = pgd_addr_end(addr, end);
 		if (pgd_none(READ_ONCE(*pgdp)))
 			continue;
-		p4dp = p4d_offset(pgdp, addr);
-		if (p4d_none(READ_ONCE(*p4dp)))
-			continue;
-		audit_pud_table(a, p4dp, addr, next);
+		audit_p4d_table(a, pgdp, addr, next);
 	} while (pgdp++, addr = next, addr != end);
 	lm_walk_unlock();
 
@@ -467,12 +496,13 @@ static const struct file_operations audit_fops = {
 #define CPA_MAX_ORDER		min(MAX_PAGE_ORDER, 9)
 
 struct cpa_params {
-	unsigned long seed, threads, ops, secs, pages, batch;
+	unsigned long seed, threads, ops, secs, pages, batch, aim;
 };
 
 struct cpa_stats {
 	u64 ops, ro, rw, invalid, valid, batches, verified;
 	u64 mismatches, call_errors, alloc_failures, retargets;
+	u64 aimed, aim_calls, aim_slowed;
 };
 
 struct cpa_thread {
@@ -753,18 +783,190 @@ static void cpa_add(struct cpa_stats *sum, const struct cpa_stats *s)
 		dst[i] += src[i];
 }
 
+/*
+ * Aimed rounds: many CPUs at one contiguous group at once. One CPU splits
+ * the group at an address inside its second entry, which clears the
+ * contiguous bit of all its entries one by one; the others change ranges
+ * from a later entry of the group to its end, so both of their ends look
+ * like boundaries once the clearing has passed their start. A
+ * change that does not wait for that split meets entries still contiguous
+ * across its start and fails (or worse). Every change sets PTE_VALID on
+ * valid memory: the entries are rewritten with the values they had.
+ * Kernels with the test-only linmap_split_delay_us hook are slowed down
+ * while clearing, so that the window is wide enough to hit every time.
+ */
+#define AIM_DELAY_US	50
+
+struct aim_shared {
+	atomic_t ready;
+	bool go;
+	unsigned long group, entry, size;
+	int errors[CPA_MAX_THREADS];
+};
+
+struct aim_thread {
+	struct aim_shared *sh;
+	unsigned int id;
+	struct completion done;
+};
+
+static int aim_thread_fn(void *data)
+{
+	struct aim_thread *t = data;
+	struct aim_shared *sh = t->sh;
+	unsigned long start, end;
+
+	/* Not a bare spin: the kernel may not preempt, and CPUs are shared. */
+	atomic_inc(&sh->ready);
+	while (!smp_load_acquire(&sh->go))
+		cond_resched();
+	if (!t->id) {
+		start = sh->group + sh->entry + PAGE_SIZE;
+		end = start + PAGE_SIZE;
+	} else {
+		/* Staggered: each starts after a few more entries are clear. */
+		udelay(t->id * 2 * AIM_DELAY_US);
+		start = sh->group + (1 + t->id) * sh->entry;
+		end = sh->group + sh->size;
+	}
+	sh->errors[t->id] = sym.set_memory_valid(start, (end - start) >> PAGE_SHIFT,
+						 1);
+	kthread_complete_and_exit(&t->done, 0);
+}
+
+/*
+ * An intact contiguous group of System RAM outside the kernel image alias
+ * and the KFENCE pool, followed by one more mapped entry: CONT_PMD if any
+ * is left, else CONT_PTE. Returns the group's entry size, 0 if none.
+ */
+static unsigned long aim_find(struct lm_audit *ram, unsigned long *group)
+{
+	static const struct { int kind; unsigned long size, entry; } want[] = {
+		{ K_CONT_PMD, CONT_PMD_SIZE, PMD_SIZE },
+		{ K_CONT_PTE, CONT_PTE_SIZE, PAGE_SIZE },
+	};
+	unsigned long ki_start, ki_end, kf_start = 0, kf_end = 0;
+	unsigned int i, r;
+	u64 val;
+
+	kimage_alias(&ki_start, &ki_end);
+	kfence_pool(&kf_start, &kf_end);
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		for (r = 0; r < ram->nr_ram; r++) {
+			unsigned long va = ALIGN((unsigned long)__va(PFN_PHYS(ram->ram[r].start)),
+						 want[i].size);
+			unsigned long lim = (unsigned long)__va(PFN_PHYS(ram->ram[r].end));
+
+			for (; va + want[i].size + want[i].entry <= lim;
+			     va += want[i].size) {
+				unsigned long last = va + want[i].size - PAGE_SIZE;
+				unsigned long next = va + want[i].size;
+
+				if (va < ki_end && next + want[i].entry > ki_start)
+					continue;
+				if (va < kf_end && next + want[i].entry > kf_start)
+					continue;
+				if (lm_lookup(va, &val) != want[i].kind ||
+				    !(val & PTE_VALID) ||
+				    lm_lookup(last, &val) != want[i].kind ||
+				    !(val & PTE_VALID) ||
+				    lm_lookup(next, &val) < 0 || !(val & PTE_VALID))
+					continue;
+				*group = va;
+				return want[i].entry;
+			}
+		}
+	}
+	return 0;
+}
+
+static void cpa_aim(struct cpa_result *r)
+{
+	unsigned int nr = min_t(unsigned long, r->p.threads, CPA_MAX_THREADS);
+	struct aim_shared *sh;
+	struct aim_thread *th;
+	struct lm_audit *ram;
+	unsigned long round;
+	unsigned int i, started, cpu;
+
+	if (!sym.set_memory_valid || nr < 2 || num_online_cpus() < 2)
+		return;
+	sh = kzalloc(sizeof(*sh), GFP_KERNEL);
+	th = kcalloc(nr, sizeof(*th), GFP_KERNEL);
+	ram = kzalloc(sizeof(*ram), GFP_KERNEL);
+	if (!sh || !th || !ram)
+		goto out;
+	if (sym.walk_system_ram_range(0, PHYS_PFN(PHYS_MASK) + 1, ram,
+				      audit_add_ram))
+		goto out;
+	cpus_read_lock();
+	if (sym.split_delay_us) {
+		WRITE_ONCE(*sym.split_delay_us, AIM_DELAY_US);
+		r->s.aim_slowed = 1;
+	}
+	for (round = 0; round < r->p.aim; round++) {
+		memset(sh, 0, sizeof(*sh));
+		sh->entry = aim_find(ram, &sh->group);
+		if (!sh->entry)
+			break;
+		sh->size = sh->entry == PMD_SIZE ? CONT_PMD_SIZE : CONT_PTE_SIZE;
+		cpu = cpumask_first(cpu_online_mask);
+		for (i = started = 0; i < nr && cpu < nr_cpu_ids; i++) {
+			struct task_struct *task;
+
+			th[i].sh = sh;
+			th[i].id = i;
+			init_completion(&th[i].done);
+			task = kthread_create(aim_thread_fn, &th[i],
+					      "linmap_aim/%u", i);
+			if (IS_ERR(task))
+				break;
+			/* One CPU each, so that they really run at once. */
+			kthread_bind(task, cpu);
+			wake_up_process(task);
+			started++;
+			cpu = cpumask_next(cpu, cpu_online_mask);
+		}
+		while (atomic_read(&sh->ready) < started)
+			cond_resched();
+		smp_store_release(&sh->go, true);
+		for (i = 0; i < started; i++) {
+			wait_for_completion(&th[i].done);
+			r->s.aim_calls++;
+			if (sh->errors[i] && !r->s.call_errors++)
+				scnprintf(r->first, sizeof(r->first),
+					  "aimed round %lu at %s group 0x%lx: thread %u got %d",
+					  round, sh->entry == PMD_SIZE ?
+					  "cont_pmd" : "cont_pte", sh->group,
+					  i, sh->errors[i]);
+		}
+		r->s.aimed++;
+		if (started < 2)
+			break;
+	}
+	if (sym.split_delay_us)
+		WRITE_ONCE(*sym.split_delay_us, 0);
+	cpus_read_unlock();
+out:
+	kfree(ram);
+	kfree(th);
+	kfree(sh);
+}
+
 static int cpa_run(struct cpa_result *r)
 {
 	struct cpa_thread *th;
 	u64 start = ktime_get_ns();
 	unsigned long i, started = 0;
 
+	if (r->p.aim)
+		cpa_aim(r);
 	th = kcalloc(r->p.threads, sizeof(*th), GFP_KERNEL);
 	if (!th)
 		return -ENOMEM;
-	pr_info("cpa: seed=%lu threads=%lu ops=%lu secs=%lu pages=%lu batch=%lu\n",
+	pr_info("cpa: seed=%lu threads=%lu ops=%lu secs=%lu pages=%lu batch=%lu aim=%lu\n",
 		r->p.seed, r->p.threads, r->p.ops, r->p.secs, r->p.pages,
-		r->p.batch);
+		r->p.batch, r->p.aim);
 	for (i = 0; i < r->p.threads; i++) {
 		struct cpa_thread *t = &th[i];
 		struct task_struct *task;
@@ -813,6 +1015,8 @@ static int cpa_show(struct seq_file *m, void *v)
 		   r->s.batches, r->s.verified, r->s.retargets);
 	seq_printf(m, "mismatches=%llu\ncall_errors=%llu\nalloc_failures=%llu\n",
 		   r->s.mismatches, r->s.call_errors, r->s.alloc_failures);
+	seq_printf(m, "aim=%lu\naimed_rounds=%llu\naimed_calls=%llu\naim_slowed=%llu\n",
+		   r->p.aim, r->s.aimed, r->s.aim_calls, r->s.aim_slowed);
 	seq_printf(m, "elapsed_ms=%llu\n", r->elapsed_ms);
 	if (r->first[0])
 		seq_printf(m, "first=%s\n", r->first);
@@ -831,6 +1035,7 @@ static int cpa_parse(char *buf, struct cpa_params *p)
 		{ "secs", &p->secs },
 		{ "pages", &p->pages },
 		{ "batch", &p->batch },
+		{ "aim", &p->aim },
 	};
 	int ret = lm_parse_params(buf, params, ARRAY_SIZE(params));
 

@@ -42,6 +42,7 @@ struct lm_syms {
 	void (*put_online_mems)(void);
 	int (*add_memory)(int nid, u64 start, u64 size, int mhp_flags);
 	int (*remove_memory)(u64 start, u64 size);
+	int (*set_memory_valid)(unsigned long addr, int numpages, int enable);
 	int (*split_kernel_leaf_mapping)(unsigned long start,
 					 unsigned long end, gfp_t gfp);
 	int (*walk_system_ram_range)(unsigned long start_pfn,
@@ -53,6 +54,7 @@ struct lm_syms {
 	bool *rodata_enabled;
 	bool *kfence_early_init;
 	struct linmap_inject *inject;
+	unsigned int *split_delay_us;
 	struct lm_pgt_count __percpu *pgt_count;
 	struct static_key_false *pgt_counting;
 	unsigned long stext, text_start, init_begin;

@@ -182,14 +182,28 @@ deps_checks
 
 # ---- 2. build -------------------------------------------------------------
 # Page sizes need separate kernels; everything else is a boot parameter.
+# A geometry is a page size, with -vaN for a VA size other than the kit's
+# default for it (scripts/lib.sh): 4K is 4K/48, 4K-va39 is 4K/39.
 PAGE_SIZES=${CHECK_PAGE_SIZES:-4K 16K 64K}
 [ "$TREE" = base ] && PAGE_SIZES=${CHECK_PAGE_SIZES:-4K}
+# make check-geometries: every geometry 6.12 offers that make check does not
+# build, each booted with BBML2 everywhere and with the repaint.
+GEOMETRIES="4K-va39 4K-va52 16K-va47 16K-va48 16K-va52 64K-va42 64K-va52"
+[ -n "${CHECK_GEOMETRIES:-}" ] && PAGE_SIZES=${CHECK_PAGE_SIZES:-$GEOMETRIES}
+geo() {	# GEOMETRY CMD...: run CMD with PAGE_SIZE and VA_BITS of GEOMETRY
+	local g=$1
+	shift
+	case "$g" in
+	*-va*) PAGE_SIZE=${g%%-va*} VA_BITS=${g##*-va} "$@" ;;
+	*) PAGE_SIZE=$g VA_BITS= "$@" ;;
+	esac
+}
 built=()
 for ps in $PAGE_SIZES; do
-	msg "build ($TREE tree, $ps pages)"
+	msg "build ($TREE tree, $ps: $(geo "$ps" bash -c '. "$0"; echo "$VA_BITS-bit VA, $(pt_levels "$PAGE_SIZE" "$VA_BITS") levels"' "$TOP/scripts/lib.sh"))"
 	fail=
 	for step in apply kernel kmod selftests initramfs; do
-		if ! PAGE_SIZE=$ps "$TOP/scripts/$step.sh"; then
+		if ! geo "$ps" "$TOP/scripts/$step.sh"; then
 			bad "build $ps: $step"
 			fail=1
 			break
@@ -228,8 +242,8 @@ guest() {
 	local ps=$1 mode=$1-$2 cmd=$3 stress=${4:-} smp=${5:-${SMP:-4}}
 	local data=$CHECK/$mode.data
 	msg "guest $mode: $cmd"
-	if JOB=check NAME=$mode LOGDIR=$CHECK PAGE_SIZE=$ps SMP=$smp \
-		CMDLINE="$cmd ${CMDLINE:-}" STRESS="$stress" "$TOP/scripts/boot.sh"; then
+	if JOB=check NAME=$mode LOGDIR=$CHECK SMP=$smp CMDLINE="$cmd ${CMDLINE:-}" \
+		STRESS="$stress" geo "$ps" "$TOP/scripts/boot.sh"; then
 		ok "$mode: guest booted, finished and logged no splat"
 	else
 		bad "$mode: guest booted, finished and logged no splat" "console log: $CHECK/$mode.log"
@@ -298,6 +312,13 @@ STRESS_CHECK=${STRESS:-pages=0 rounds=1}
 # hot-added and removed by the tests.
 HOTPLUG="mem=3G linmap.hotplug=0x100000000,0x40000000"
 CHURN=linmap.churn=${CHURN_SECS:-5}
+if [ -n "${CHECK_GEOMETRIES:-}" ]; then
+	for ps in "${built[@]}"; do
+		guest "$ps" bbml2-all "bbml2_test=all $HOTPLUG" "$STRESS_CHECK"
+		guest "$ps" bbml2-boot "bbml2_test=boot" "$STRESS_CHECK"
+	done
+	finish
+fi
 if [ -n "${SOAK_SECS:-}" ]; then
 	# make soak: the long version of the churn, one guest per mode.
 	export QEMU_TIMEOUT=$((SOAK_SECS * 2 + 900))

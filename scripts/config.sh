@@ -6,7 +6,10 @@
 
 [ -d "$SRC" ] || die "no source tree at $SRC; run 'make tree apply' first"
 CONFIGS=$TOP/scripts/configs
-frags=("$CONFIGS/base.config" "$CONFIGS/$PAGE_SIZE.config")
+# The VA size is the kit's choice for the page size, or VA_BITS.
+mkdir -p "$BUILD"
+echo "CONFIG_ARM64_VA_BITS_$VA_BITS=y" >"$BUILD/va.config"
+frags=("$CONFIGS/base.config" "$CONFIGS/$PAGE_SIZE.config" "$BUILD/va.config")
 [ "$DEBUG" = on ] && frags+=("$CONFIGS/debug.config")
 # Optional local additions, e.g. for a board.
 [ -n "${EXTRA_CONFIG:-}" ] && frags+=($EXTRA_CONFIG)
@@ -16,8 +19,7 @@ if [ -f "$BUILD/.config" ] && [ "$(cat "$BUILD/.kit-config" 2>/dev/null)" = "$wa
 	exit 0
 fi
 
-msg "configuring $BUILD (tinyconfig + ${frags[*]##*/})"
-mkdir -p "$BUILD"
+msg "configuring $BUILD (tinyconfig + ${frags[*]##*/}: VA_BITS=$VA_BITS, $(pt_levels "$PAGE_SIZE" "$VA_BITS") levels)"
 kmake -s tinyconfig >/dev/null
 "$SRC/scripts/kconfig/merge_config.sh" -m -O "$BUILD" "$BUILD/.config" \
 	"${frags[@]}" >"$BUILD/merge_config.log" 2>&1 ||

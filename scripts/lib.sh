@@ -21,6 +21,23 @@ case "$PAGE_SIZE" in
 4K|16K|64K) ;;
 *) die "PAGE_SIZE must be 4K, 16K or 64K (got '$PAGE_SIZE')" ;;
 esac
+# The kit's geometry for each page size: between them, 4 (4K/48), 2 (16K/36)
+# and 3 (64K/48) levels of tables. VA_BITS picks any other that 6.12 offers.
+default_va_bits() {
+	case "$1" in 4K) echo 48 ;; 16K) echo 36 ;; 64K) echo 48 ;; esac
+}
+VA_BITS=${VA_BITS:-$(default_va_bits "$PAGE_SIZE")}
+case "$PAGE_SIZE/$VA_BITS" in
+4K/39|4K/48|4K/52|16K/36|16K/47|16K/48|16K/52|64K/42|64K/48|64K/52) ;;
+*) die "VA_BITS=$VA_BITS is not offered with $PAGE_SIZE pages (4K: 39 48 52; 16K: 36 47 48 52; 64K: 42 48 52)" ;;
+esac
+# Levels of translation: each level resolves PAGE_SHIFT - 3 bits.
+pt_levels() {	# PAGE_SIZE VA_BITS
+	local shift
+	case "$1" in 4K) shift=12 ;; 16K) shift=14 ;; 64K) shift=16 ;; esac
+	echo $(( ($2 - shift + shift - 4) / (shift - 3) ))
+}
+
 case "$SERIES" in
 on|off) ;;
 *) die "SERIES must be on or off (got '$SERIES')" ;;
@@ -69,7 +86,8 @@ tree_name() {
 }
 
 TREE=$(tree_name)
-VARIANT=$PAGE_SIZE$([ "$DEBUG" = on ] || echo -nodebug)
+VARIANT=$PAGE_SIZE$([ "$VA_BITS" = "$(default_va_bits "$PAGE_SIZE")" ] ||
+	echo "-va$VA_BITS")$([ "$DEBUG" = on ] || echo -nodebug)
 # KIT_SRC/KIT_BUILD point the build scripts at another tree (check-series).
 SRC=${KIT_SRC:-$OUT/trees/$TREE/src}
 BUILD=${KIT_BUILD:-$OUT/trees/$TREE/build-$VARIANT}

@@ -1310,6 +1310,42 @@ TEST_F_TIMEOUT(linmap, cpa_random, 3600)
 	free(buf);
 }
 
+/*
+ * Many CPUs at one contiguous group at once: one splits it, the others
+ * change ranges whose ends look like boundaries while it is half cleared.
+ * None may fail or leave the linear map unsound.
+ */
+TEST_F_TIMEOUT(linmap, cpa_aimed_groups, 600)
+{
+	const struct lm_state *st = &self->st;
+	unsigned long long rounds, calls, errors, viol, slowed;
+	char *buf;
+	int ret;
+
+	if (!st->rodata_full || lm_page_granular(st) || st->bbml2 != 1)
+		SKIP(return, "the linear map has no splittable blocks here (rodata_full=%d, bbml2=%d)",
+		     st->rodata_full, st->bbml2);
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs online");
+	ret = lm_write("cpa", "aim=6 ops=1 threads=4");
+	buf = lm_read("cpa");
+	ASSERT_NE(NULL, buf) TH_LOG("cannot read %s/cpa", LM_DIR);
+	rounds = lm_need_ull(_metadata, "cpa", buf, "aimed_rounds");
+	calls = lm_need_ull(_metadata, "cpa", buf, "aimed_calls");
+	errors = lm_need_ull(_metadata, "cpa", buf, "call_errors");
+	viol = lm_need_ull(_metadata, "cpa", buf, "audit.violations");
+	slowed = lm_need_ull(_metadata, "cpa", buf, "aim_slowed");
+	TH_LOG("aimed: %llu rounds, %llu calls, slowed clears %s", rounds, calls,
+	       slowed ? "yes (test-only hook)" : "no");
+	EXPECT_EQ(0, ret) TH_LOG("cpa aim: %s", strerror(-ret));
+	EXPECT_LT(0, rounds) TH_LOG("no intact contiguous group to aim at");
+	EXPECT_EQ(0, errors);
+	EXPECT_EQ(0, viol);
+	if (_metadata->exit_code == KSFT_FAIL)
+		lm_log_raw(_metadata, "cpa", buf);
+	free(buf);
+}
+
 /* LINMAP_HOTPLUG=START,SIZE: a range of RAM outside the linear map. */
 static bool lm_hotplug_range(unsigned long long *start, unsigned long long *size)
 {
