@@ -95,6 +95,7 @@ static const struct {
 	LM_SYM(inject, "linmap_inject", false),
 	LM_SYM(split_delay_us, "linmap_split_delay_us", false),
 	LM_SYM(set_memory_valid, "set_memory_valid", false),
+	LM_SYM(kernel_page_present, "kernel_page_present", false),
 	LM_SYM(pgt_count, "linmap_pgt_count", false),
 	LM_SYM(pgt_counting, "linmap_pgt_counting", false),
 	LM_SYM(split_kernel_leaf_mapping, "split_kernel_leaf_mapping", false),
