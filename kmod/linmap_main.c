@@ -92,6 +92,7 @@ static const struct {
 	/* Memory hotplug, and the test-only allocation failure hook. */
 	LM_SYM(add_memory, "add_memory", false),
 	LM_SYM(remove_memory, "remove_memory", false),
+	LM_SYM(memory_block_size_bytes, "memory_block_size_bytes", false),
 	LM_SYM(inject, "linmap_inject", false),
 	LM_SYM(split_delay_us, "linmap_split_delay_us", false),
 	LM_SYM(set_memory_valid, "set_memory_valid", false),

@@ -1842,6 +1842,10 @@ static struct {
 	bool want_blocks;
 	unsigned long leaves[NR_KINDS + 1];
 	unsigned long unmapped_after;
+	/* The first memory block removed alone, then the rest. */
+	unsigned long block_size;
+	int partial_ret;
+	unsigned long removed_unmapped, rest_unmapped;
 	u64 tables_before, tables_added, tables_after;
 	unsigned long violations;
 	char first[160];
@@ -1890,7 +1894,27 @@ static void hp_run(unsigned long start, unsigned long size)
 			strscpy(hp.first, a->msg[0], sizeof(hp.first));
 	}
 	audit_free(a);
-	hp.remove_ret = sym.remove_memory(start, size);
+	/*
+	 * Memory is removed in memory blocks, possibly one at a time
+	 * (virtio-mem): removing the first one alone must unmap exactly
+	 * that block and leave the rest of the range mapped.
+	 */
+	hp.block_size = sym.memory_block_size_bytes ?
+			sym.memory_block_size_bytes() : 0;
+	if (hp.block_size && hp.block_size < size) {
+		hp.partial_ret = sym.remove_memory(start, hp.block_size);
+		if (hp.partial_ret)
+			goto remove_all;
+		range_leaves(start, hp.block_size, n);
+		hp.removed_unmapped = n[NR_KINDS];
+		range_leaves(start + hp.block_size, size - hp.block_size, n);
+		hp.rest_unmapped = n[NR_KINDS];
+		hp.remove_ret = sym.remove_memory(start + hp.block_size,
+						  size - hp.block_size);
+	} else {
+remove_all:
+		hp.remove_ret = sym.remove_memory(start, size);
+	}
 	range_leaves(start, size, n);
 	hp.unmapped_after = n[NR_KINDS];
 	lm_count(c);
@@ -1921,6 +1945,11 @@ static int hotplug_show(struct seq_file *m, void *v)
 		seq_printf(m, "added.%s=%lu\n", kind_name[k], hp.leaves[k]);
 	seq_printf(m, "added.unmapped_pages=%lu\n", hp.leaves[NR_KINDS]);
 	seq_printf(m, "unmapped_pages_after=%lu\n", hp.unmapped_after);
+	seq_printf(m, "block_size=%lu\npartial_ret=%d\n", hp.block_size,
+		   hp.partial_ret);
+	seq_printf(m, "partial.removed_unmapped_pages=%lu\n",
+		   hp.removed_unmapped);
+	seq_printf(m, "partial.rest_unmapped_pages=%lu\n", hp.rest_unmapped);
 	seq_printf(m, "tables_before=%llu\ntables_added=%llu\ntables_after=%llu\n",
 		   hp.tables_before, hp.tables_added, hp.tables_after);
 	seq_printf(m, "audit_violations=%lu\n", hp.violations);

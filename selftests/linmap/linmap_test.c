@@ -1529,6 +1529,17 @@ TEST_F_TIMEOUT(linmap, hotplug_policy, 600)
 		EXPECT_EQ(size / self->st.page_size,
 			  lm_need_ull(_metadata, "hotplug", buf, "added.pte"));
 	}
+	/* The first memory block alone: exactly it is unmapped. */
+	v = lm_need_ull(_metadata, "hotplug", buf, "block_size");
+	if (v && v < size) {
+		EXPECT_EQ(0, lm_need_ll(_metadata, "hotplug", buf, "partial_ret"));
+		EXPECT_EQ(v / self->st.page_size,
+			  lm_need_ull(_metadata, "hotplug", buf,
+				      "partial.removed_unmapped_pages"));
+		EXPECT_EQ(0, lm_need_ull(_metadata, "hotplug", buf,
+					 "partial.rest_unmapped_pages"))
+			TH_LOG("removing one memory block unmapped memory outside it");
+	}
 	v = lm_need_ull(_metadata, "hotplug", buf, "unmapped_pages_after");
 	EXPECT_EQ(size / self->st.page_size, v) TH_LOG("range still mapped after removal");
 	EXPECT_EQ(lm_need_ull(_metadata, "hotplug", buf, "tables_before"),
