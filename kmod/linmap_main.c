@@ -92,9 +92,11 @@ static const struct {
 	/* Memory hotplug, and the test-only allocation failure hook. */
 	LM_SYM(add_memory, "add_memory", false),
 	LM_SYM(remove_memory, "remove_memory", false),
+	LM_SYM(memory_block_size_bytes, "memory_block_size_bytes", false),
 	LM_SYM(inject, "linmap_inject", false),
 	LM_SYM(split_delay_us, "linmap_split_delay_us", false),
 	LM_SYM(set_memory_valid, "set_memory_valid", false),
+	LM_SYM(kernel_page_present, "kernel_page_present", false),
 	LM_SYM(pgt_count, "linmap_pgt_count", false),
 	LM_SYM(pgt_counting, "linmap_pgt_counting", false),
 	LM_SYM(split_kernel_leaf_mapping, "split_kernel_leaf_mapping", false),

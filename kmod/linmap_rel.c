@@ -490,6 +490,173 @@ static const struct file_operations audit_fops = {
 	.release = single_release,
 };
 
+/* ---- a whole block made invalid ----------------------------------------- */
+
+/*
+ * set_memory_valid(0) over exactly one PMD block of memory this module
+ * owns: the block must stay a leaf, now invalid, that every walker still
+ * sees as a leaf (the auditor, kernel_page_present()), and come back valid.
+ * The first page is filled with values that look like valid PTEs, so that
+ * a walker that takes the invalid block for a table reads them as such.
+ */
+struct inval_result {
+	int ret;			/* 0, or the first error */
+	const char *skip;		/* why it could not run */
+	int kind_before, kind_invalid, kind_after;
+	u64 val_invalid;
+	int present_before, present_invalid, present_last_invalid;
+	int present_after;
+	unsigned long audit_violations, audit_invalid_leaves;
+	char first[128];
+};
+
+static struct inval_result *inval_last;
+
+#define INVAL_TRIES	32
+
+static struct page *inval_alloc(unsigned int order, int *kind)
+{
+	struct page *tried[INVAL_TRIES], *page = NULL;
+	unsigned int i, n;
+	u64 val;
+
+	*kind = -ENOMEM;
+	for (n = 0; n < INVAL_TRIES && !page; n++) {
+		tried[n] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, order);
+		if (!tried[n])
+			break;
+		*kind = lm_lookup((unsigned long)page_address(tried[n]), &val);
+		if (*kind == K_PMD || *kind == K_CONT_PMD)
+			page = tried[n];
+	}
+	for (i = 0; i < n; i++)
+		if (tried[i] && tried[i] != page)
+			__free_pages(tried[i], order);
+	return page;
+}
+
+static void inval_run(struct inval_result *r)
+{
+	unsigned int order = PMD_SHIFT - PAGE_SHIFT;
+	unsigned long addr, n = 1UL << order;
+	struct lm_audit *a;
+	struct page *page;
+	u64 val;
+
+	r->kind_before = r->kind_invalid = r->kind_after = -1;
+	if (!sym.set_memory_valid || !sym.kernel_page_present) {
+		r->skip = "the kernel has no set_memory_valid() or kernel_page_present()";
+		return;
+	}
+	if (order > MAX_PAGE_ORDER) {
+		r->skip = "a PMD block is larger than the page allocator's largest block";
+		return;
+	}
+	/* Earlier splits leave some free blocks page-mapped: try a few. */
+	page = inval_alloc(order, &r->kind_before);
+	if (!page) {
+		r->skip = r->kind_before == -ENOMEM ?
+			  "no free PMD-sized block of memory" :
+			  "no free PMD-sized block is mapped by a PMD block";
+		return;
+	}
+	addr = (unsigned long)page_address(page);
+	memset((void *)addr, 0xff, PAGE_SIZE);
+	r->present_before = sym.kernel_page_present(page);
+	r->ret = sym.set_memory_valid(addr, n, 0);
+	if (r->ret) {
+		scnprintf(r->first, sizeof(r->first), "set_memory_valid(0) returned %d",
+			  r->ret);
+		goto out;
+	}
+	r->kind_invalid = lm_lookup(addr, &r->val_invalid);
+	r->present_invalid = sym.kernel_page_present(page);
+	r->present_last_invalid = sym.kernel_page_present(page + n - 1);
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (a) {
+		if (!lm_audit_run(a)) {
+			r->audit_violations = a->violations;
+			r->audit_invalid_leaves = a->invalid_leaves;
+			if (a->shown)
+				strscpy(r->first, a->msg[0], sizeof(r->first));
+		}
+		audit_free(a);
+		kfree(a);
+	}
+	r->ret = sym.set_memory_valid(addr, n, 1);
+	if (r->ret) {
+		scnprintf(r->first, sizeof(r->first), "set_memory_valid(1) returned %d",
+			  r->ret);
+		/* Never hand invalid memory back to the allocator. */
+		return;
+	}
+	r->kind_after = lm_lookup(addr, &val);
+	r->present_after = sym.kernel_page_present(page);
+out:
+	__free_pages(page, order);
+}
+
+static int inval_show(struct seq_file *m, void *v)
+{
+	struct inval_result *r;
+
+	mutex_lock(&lm_lock);
+	r = inval_last;
+	if (!r) {
+		seq_puts(m, "none\n");
+		goto out;
+	}
+	if (r->skip)
+		seq_printf(m, "skip=%s\n", r->skip);
+	seq_printf(m, "ret=%d\n", r->ret);
+	seq_printf(m, "kind_before=%s\nkind_invalid=%s\nkind_after=%s\n",
+		   r->kind_before < 0 ? "none" : kind_name[r->kind_before],
+		   r->kind_invalid < 0 ? "none" : kind_name[r->kind_invalid],
+		   r->kind_after < 0 ? "none" : kind_name[r->kind_after]);
+	seq_printf(m, "valid_bit_invalid=%d\n",
+		   !!(r->val_invalid & PTE_VALID));
+	seq_printf(m, "present_before=%d\npresent_invalid=%d\n",
+		   r->present_before, r->present_invalid);
+	seq_printf(m, "present_last_invalid=%d\npresent_after=%d\n",
+		   r->present_last_invalid, r->present_after);
+	seq_printf(m, "audit.violations=%lu\naudit.invalid_leaves=%lu\n",
+		   r->audit_violations, r->audit_invalid_leaves);
+	if (r->first[0])
+		seq_printf(m, "first=%s\n", r->first);
+out:
+	mutex_unlock(&lm_lock);
+	return 0;
+}
+
+static int inval_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, inval_show, NULL);
+}
+
+static ssize_t inval_write(struct file *file, const char __user *ubuf,
+			   size_t len, loff_t *ppos)
+{
+	struct inval_result *r = kzalloc(sizeof(*r), GFP_KERNEL);
+
+	if (!r)
+		return -ENOMEM;
+	mutex_lock(&lm_lock);
+	inval_run(r);
+	kfree(inval_last);
+	inval_last = r;
+	mutex_unlock(&lm_lock);
+	return len;
+}
+
+static const struct file_operations inval_fops = {
+	.owner = THIS_MODULE,
+	.open = inval_open,
+	.read = seq_read,
+	.write = inval_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
 /* ---- cpa: random concurrent changes against a shadow model -------------- */
 
 #define CPA_MAX_THREADS		64
@@ -1675,6 +1842,10 @@ static struct {
 	bool want_blocks;
 	unsigned long leaves[NR_KINDS + 1];
 	unsigned long unmapped_after;
+	/* The first memory block removed alone, then the rest. */
+	unsigned long block_size;
+	int partial_ret;
+	unsigned long removed_unmapped, rest_unmapped;
 	u64 tables_before, tables_added, tables_after;
 	unsigned long violations;
 	char first[160];
@@ -1723,7 +1894,27 @@ static void hp_run(unsigned long start, unsigned long size)
 			strscpy(hp.first, a->msg[0], sizeof(hp.first));
 	}
 	audit_free(a);
-	hp.remove_ret = sym.remove_memory(start, size);
+	/*
+	 * Memory is removed in memory blocks, possibly one at a time
+	 * (virtio-mem): removing the first one alone must unmap exactly
+	 * that block and leave the rest of the range mapped.
+	 */
+	hp.block_size = sym.memory_block_size_bytes ?
+			sym.memory_block_size_bytes() : 0;
+	if (hp.block_size && hp.block_size < size) {
+		hp.partial_ret = sym.remove_memory(start, hp.block_size);
+		if (hp.partial_ret)
+			goto remove_all;
+		range_leaves(start, hp.block_size, n);
+		hp.removed_unmapped = n[NR_KINDS];
+		range_leaves(start + hp.block_size, size - hp.block_size, n);
+		hp.rest_unmapped = n[NR_KINDS];
+		hp.remove_ret = sym.remove_memory(start + hp.block_size,
+						  size - hp.block_size);
+	} else {
+remove_all:
+		hp.remove_ret = sym.remove_memory(start, size);
+	}
 	range_leaves(start, size, n);
 	hp.unmapped_after = n[NR_KINDS];
 	lm_count(c);
@@ -1754,6 +1945,11 @@ static int hotplug_show(struct seq_file *m, void *v)
 		seq_printf(m, "added.%s=%lu\n", kind_name[k], hp.leaves[k]);
 	seq_printf(m, "added.unmapped_pages=%lu\n", hp.leaves[NR_KINDS]);
 	seq_printf(m, "unmapped_pages_after=%lu\n", hp.unmapped_after);
+	seq_printf(m, "block_size=%lu\npartial_ret=%d\n", hp.block_size,
+		   hp.partial_ret);
+	seq_printf(m, "partial.removed_unmapped_pages=%lu\n",
+		   hp.removed_unmapped);
+	seq_printf(m, "partial.rest_unmapped_pages=%lu\n", hp.rest_unmapped);
 	seq_printf(m, "tables_before=%llu\ntables_added=%llu\ntables_after=%llu\n",
 		   hp.tables_before, hp.tables_added, hp.tables_after);
 	seq_printf(m, "audit_violations=%lu\n", hp.violations);
@@ -1793,6 +1989,7 @@ int lm_rel_init(struct dentry *dir)
 	debugfs_create_file("audit_selftest", 0444, dir, NULL,
 			    &audit_selftest_fops);
 	debugfs_create_file("cpa", 0644, dir, NULL, &cpa_fops);
+	debugfs_create_file("invalid_block", 0644, dir, NULL, &inval_fops);
 	debugfs_create_file("inject", 0644, dir, NULL, &inject_fops);
 	debugfs_create_file("hotplug", 0644, dir, NULL, &hotplug_fops);
 	return 0;
@@ -1803,5 +2000,7 @@ void lm_rel_exit(void)
 	mutex_lock(&lm_lock);
 	kfree(cpa_last);
 	cpa_last = NULL;
+	kfree(inval_last);
+	inval_last = NULL;
 	mutex_unlock(&lm_lock);
 }

@@ -42,7 +42,9 @@ struct lm_syms {
 	void (*put_online_mems)(void);
 	int (*add_memory)(int nid, u64 start, u64 size, int mhp_flags);
 	int (*remove_memory)(u64 start, u64 size);
+	unsigned long (*memory_block_size_bytes)(void);
 	int (*set_memory_valid)(unsigned long addr, int numpages, int enable);
+	bool (*kernel_page_present)(struct page *page);
 	int (*split_kernel_leaf_mapping)(unsigned long start,
 					 unsigned long end, gfp_t gfp);
 	int (*walk_system_ram_range)(unsigned long start_pfn,

@@ -10,7 +10,11 @@ CONFIGS=$TOP/scripts/configs
 mkdir -p "$BUILD"
 echo "CONFIG_ARM64_VA_BITS_$VA_BITS=y" >"$BUILD/va.config"
 frags=("$CONFIGS/base.config" "$CONFIGS/$PAGE_SIZE.config" "$BUILD/va.config")
-[ "$DEBUG" = on ] && frags+=("$CONFIGS/debug.config")
+if [ "$DEBUG" = on ]; then
+	frags+=("$CONFIGS/debug.config")
+	# Debug options that only one page size's kernel carries.
+	[ -f "$CONFIGS/$PAGE_SIZE-debug.config" ] && frags+=("$CONFIGS/$PAGE_SIZE-debug.config")
+fi
 # Optional local additions, e.g. for a board.
 [ -n "${EXTRA_CONFIG:-}" ] && frags+=($EXTRA_CONFIG)
 

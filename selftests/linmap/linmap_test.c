@@ -1383,6 +1383,43 @@ TEST_F_TIMEOUT(linmap, cpa_aimed_groups, 600)
 		     rounds);
 }
 
+/*
+ * set_memory_valid(0) over one whole PMD block: the block stays a leaf,
+ * invalid, which the auditor and kernel_page_present() must still read as
+ * a leaf (not as a table at its output address), and it comes back valid.
+ */
+TEST_F(linmap, invalid_block)
+{
+	char *buf, skip[160];
+	int ret;
+
+	ret = lm_write("invalid_block", "run");
+	buf = lm_read("invalid_block");
+	ASSERT_NE(NULL, buf) TH_LOG("cannot read %s/invalid_block", LM_DIR);
+	/* The module says why it could not run, as a whole line. */
+	if (!strncmp(buf, "skip=", 5)) {
+		snprintf(skip, sizeof(skip), "%.*s", (int)strcspn(buf + 5, "\n"),
+			 buf + 5);
+		free(buf);
+		SKIP(return, "%s", skip);
+	}
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(0, lm_need_ull(_metadata, "invalid_block", buf, "ret"));
+	EXPECT_EQ(1, lm_need_ull(_metadata, "invalid_block", buf, "present_before"));
+	EXPECT_EQ(0, lm_need_ull(_metadata, "invalid_block", buf, "valid_bit_invalid"));
+	EXPECT_EQ(0, lm_need_ull(_metadata, "invalid_block", buf, "present_invalid"))
+		TH_LOG("kernel_page_present() says an invalid block's first page is present");
+	EXPECT_EQ(0, lm_need_ull(_metadata, "invalid_block", buf, "present_last_invalid"))
+		TH_LOG("kernel_page_present() says an invalid block's last page is present");
+	EXPECT_EQ(0, lm_need_ull(_metadata, "invalid_block", buf, "audit.violations"));
+	EXPECT_LT(0, lm_need_ull(_metadata, "invalid_block", buf, "audit.invalid_leaves"))
+		TH_LOG("the auditor saw no invalid leaf");
+	EXPECT_EQ(1, lm_need_ull(_metadata, "invalid_block", buf, "present_after"));
+	if (_metadata->exit_code == KSFT_FAIL)
+		lm_log_raw(_metadata, "invalid_block", buf);
+	free(buf);
+}
+
 /* LINMAP_HOTPLUG=START,SIZE: a range of RAM outside the linear map. */
 static bool lm_hotplug_range(unsigned long long *start, unsigned long long *size)
 {
@@ -1528,6 +1565,17 @@ TEST_F_TIMEOUT(linmap, hotplug_policy, 600)
 		EXPECT_EQ(0, blocks);
 		EXPECT_EQ(size / self->st.page_size,
 			  lm_need_ull(_metadata, "hotplug", buf, "added.pte"));
+	}
+	/* The first memory block alone: exactly it is unmapped. */
+	v = lm_need_ull(_metadata, "hotplug", buf, "block_size");
+	if (v && v < size) {
+		EXPECT_EQ(0, lm_need_ll(_metadata, "hotplug", buf, "partial_ret"));
+		EXPECT_EQ(v / self->st.page_size,
+			  lm_need_ull(_metadata, "hotplug", buf,
+				      "partial.removed_unmapped_pages"));
+		EXPECT_EQ(0, lm_need_ull(_metadata, "hotplug", buf,
+					 "partial.rest_unmapped_pages"))
+			TH_LOG("removing one memory block unmapped memory outside it");
 	}
 	v = lm_need_ull(_metadata, "hotplug", buf, "unmapped_pages_after");
 	EXPECT_EQ(size / self->st.page_size, v) TH_LOG("range still mapped after removal");
