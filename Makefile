@@ -13,12 +13,14 @@ STRESS ?=
 BBML2 ?= all
 SOAK_SECS ?= 600
 VA_BITS ?=
+KDIR ?=
 export KSRC SERIES PAGE_SIZE VA_BITS DEBUG MEM SMP QEMU_TIMEOUT CMDLINE STRESS BBML2
 
 S := scripts
 
 .PHONY: help deps tree apply config kernel kmod selftests initramfs boot \
-	run check check-geometries soak bench bench-quick check-series clean distclean
+	run check check-geometries soak bench bench-quick check-series install-tests \
+	clean distclean
 
 help:
 	@sed -n 's/^## //p' $(S)/help.txt
@@ -77,8 +79,14 @@ check-geometries: deps
 check-series: deps
 	@$(S)/check-series.sh
 
+# For a real arm64 machine: the module built against KDIR, the selftests and
+# kselftest's runner in one tarball under out/install-tests/ (path printed).
+install-tests:
+	@KDIR="$(KDIR)" $(S)/install-tests.sh
+
 clean:
-	rm -rf out/trees/*/build-* out/logs out/run out/check out/bench out/check-series/build-*
+	rm -rf out/trees/*/build-* out/logs out/run out/check out/bench out/check-series/build-* \
+		out/install-tests
 
 distclean:
 	@for t in out/trees/*/src out/check-series/src; do \

@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Boot the built kernel and initramfs under QEMU (TCG).
-#   JOB=shell|run|check   what the guest init does (shell is interactive)
+#   JOB=shell|run|check|kselftest-install  what the guest init does (shell
+#                         is interactive)
+#   INITRD=...            another initramfs (default: the build's)
 #   NAME=...              log name (default: the job)
 #   CMDLINE=...           extra kernel arguments
 #   STRESS=...            stress parameters, e.g. "pages=0 rounds=2 threads=4"
@@ -24,7 +26,7 @@ QEMU_TIMEOUT=${QEMU_TIMEOUT:-900}
 CMDLINE=${CMDLINE:-}
 STRESS=${STRESS:-}
 LOGDIR=${LOGDIR:-$OUT/logs}
-INITRD=$BUILD/initramfs.cpio.gz
+INITRD=${INITRD:-$BUILD/initramfs.cpio.gz}
 
 require_cmds qemu-system-aarch64 timeout
 [ -f "$IMAGE" ] || die "no kernel at $IMAGE; run 'make kernel'"

@@ -7,20 +7,62 @@
 #   - bisectability: the kernel builds after each patch (PAGE_SIZE, default 4K;
 #     SERIES_BUILDS=0 skips the builds);
 #   - b4: git format-patch --thread --cover-letter --base output, run through
-#     'b4 --offline-mode am', gives back the same tree.
-# Ends with 'N passed, N failed'.
+#     'b4 --offline-mode am', gives back the same tree;
+#   - sparse (C=1) and W=1 on the objects of the .c files patches/*.patch
+#     touch, built on the base and after the series: no new warning
+#     (SERIES_WARNINGS=0 skips this).
+# Ends with 'N passed, N failed, N skipped'.
 . "$(dirname "$0")/lib.sh"
 
-require_cmds git b4
+require_cmds git b4 sparse
 "$TOP/scripts/tree.sh" >/dev/null
 base=$(git -C "$KSRC" rev-parse HEAD)
 mapfile -t patches < <(series_patches)
 [ ${#patches[@]} -gt 0 ] || die "no patches in $PATCHDIR"
 mapfile -t bpatches < <(base_patches)
 W=$OUT/check-series
-pass=0 failed=0
+pass=0 failed=0 skipped=0
 ok()  { pass=$((pass + 1)); printf 'PASS: %s\n' "$1"; }
 bad() { failed=$((failed + 1)); printf 'FAIL: %s\n' "$1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/    /'; }
+skip() { skipped=$((skipped + 1)); printf 'SKIP: %s (%s)\n' "$1" "$2"; }
+
+# The objects of the .c files the upstream patches touch.
+series_objects() {
+	sed -n 's|^diff --git a/\([^ ]*\.c\) b/.*|\1|p' "$@" | sort -u | sed 's/\.c$/.o/'
+}
+
+# build_warnings OUT OBJ...: build the objects in KIT_BUILD from KIT_SRC with
+# sparse and W=1 and write their warnings to OUT, one 'file: message' a
+# line, sorted: no line or column numbers, which the series moves.
+build_warnings() {
+	local out=$1 o
+	shift
+	"$TOP/scripts/config.sh" >"$out.log" 2>&1 || return 1
+	# An object that is up to date would be neither compiled nor checked.
+	for o in "$@"; do
+		rm -f "$KIT_BUILD/$o"
+	done
+	# lib.sh set SRC and BUILD before KIT_SRC and KIT_BUILD were exported.
+	SRC=$KIT_SRC BUILD=$KIT_BUILD kmake -k C=1 W=1 "$@" >>"$out.log" 2>&1 || return 1
+	sed -nE 's#^([^ :]+):[0-9]+(:[0-9]+)?: (warning|error): #\1: \3: #p' "$out.log" |
+		sed "s|^$KIT_SRC/||; s|^\(\.\./\)*||" | sort >"$out"
+}
+
+# warnings_check NEW_OBJS: compare the series' warnings with the base's.
+warnings_check() {
+	local name="sparse (C=1) and W=1: no new warning in ${*}" new
+	if ! build_warnings "$W/warnings.series" "$@"; then
+		bad "$name" "build failed; see $W/warnings.series.log"
+		return 0
+	fi
+	new=$(comm -13 "$W/warnings.base" "$W/warnings.series")
+	if [ -z "$new" ]; then
+		ok "$name ($(wc -l <"$W/warnings.base") on the base, $(wc -l <"$W/warnings.series") after)"
+	else
+		bad "$name" "new after the series (file: message, logs $W/warnings.*.log):
+$new"
+	fi
+}
 
 # A clean worktree at the base, reused between runs (its build too).
 src=$W/src
@@ -52,6 +94,22 @@ for p in "${patches[@]}" "${bpatches[@]}"; do
 done
 
 export KIT_SRC=$src KIT_BUILD=$W/build-$PAGE_SIZE
+mapfile -t upstream < <(printf '%s\n' "${patches[@]}" | grep -v '/testing/')
+mapfile -t objs < <(series_objects "${upstream[@]}")
+warn_base=
+if [ "${SERIES_WARNINGS:-1}" = 0 ]; then
+	skip "sparse (C=1) and W=1 on the files the series touches" "SERIES_WARNINGS=0"
+elif [ ${#objs[@]} = 0 ]; then
+	skip "sparse (C=1) and W=1 on the files the series touches" "the series touches no .c file"
+else
+	msg "sparse and W=1 on the base: ${objs[*]}"
+	if build_warnings "$W/warnings.base" "${objs[@]}"; then
+		warn_base=1
+	else
+		bad "sparse (C=1) and W=1 on the base" "build failed; see $W/warnings.base.log"
+	fi
+fi
+applied=0
 for p in "${patches[@]}"; do
 	name=${p#$PATCHDIR/}
 	if ! git -C "$src" "${GIT_ID[@]}" am -q "$p" >/dev/null 2>&1; then
@@ -59,6 +117,7 @@ for p in "${patches[@]}"; do
 		git -C "$src" am --abort >/dev/null 2>&1 || true
 		break
 	fi
+	applied=$((applied + 1))
 	[ "${SERIES_BUILDS:-1}" = 0 ] && continue
 	msg "building after $name"
 	if "$TOP/scripts/kernel.sh" >/dev/null 2>&1; then
@@ -68,10 +127,22 @@ for p in "${patches[@]}"; do
 	fi
 done
 
+n=${#upstream[@]}
+upstream_head=$(git -C "$src" rev-parse "HEAD~$(( ${#patches[@]} - n ))")
+
+# The warnings after the upstream series (testing/ is not part of it).
+if [ -n "$warn_base" ]; then
+	if [ "$applied" = ${#patches[@]} ]; then
+		git -C "$src" checkout -q --detach "$upstream_head"
+		msg "sparse and W=1 after the series"
+		warnings_check "${objs[@]}"
+	else
+		bad "sparse (C=1) and W=1 after the series" "not run: the series did not apply"
+	fi
+fi
+
 # b4 round trip of the upstream part (patches/*.patch, no testing/).
 rm -rf "$W/b4" && mkdir -p "$W/b4/out"
-n=$(printf '%s\n' "${patches[@]}" | grep -vc '/testing/')
-upstream_head=$(git -C "$src" rev-parse "HEAD~$(( ${#patches[@]} - n ))")
 git -C "$src" "${GIT_ID[@]}" format-patch -q --thread --cover-letter --base="$base" \
 	-o "$W/b4/fp" "$base..$upstream_head"
 cat "$W/b4/fp"/*.patch >"$W/b4/series.mbox"
@@ -101,5 +172,5 @@ if [ ${#bpatches[@]} -gt 0 ]; then
 		git -C "$src" am --abort >/dev/null 2>&1 || true
 	fi
 fi
-echo "$pass passed, $failed failed"
+echo "$pass passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

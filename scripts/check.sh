@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # The test suite behind 'make check':
 #   1. the kit's own checks on the host (bad input is refused clearly);
-#   2. build kernel, module, selftests and initramfs;
-#   3. boot one guest per mode and run the kselftests in each;
+#   2. build kernel, module, selftests and initramfs; the selftests also
+#      build in place in a copy of the kernel tree's tools/;
+#   3. boot one guest per mode and run the kselftests in each; then, as on
+#      a board, unpack the 'make install-tests' tarball in one guest and
+#      run its ./run_kselftest.sh;
 #   4. failure drills: a hung guest, a panicking guest, a module that fails
 #      to load must all be reported as failures;
 #   5. the main job's report as a smoke test.
@@ -180,6 +183,18 @@ deps_checks() {
 }
 deps_checks
 
+# make install-tests refuses what cannot give a module for an arm64 board.
+mkdir -p "$T/kdir-nosym" "$T/kdir-x86/include/config"
+echo CONFIG_X86_64=y >"$T/kdir-x86/.config"
+: >"$T/kdir-x86/Module.symvers"
+echo 6.12.1 >"$T/kdir-x86/include/config/kernel.release"
+expect_fail "install-tests: no KDIR is refused" 'no KDIR' \
+	env -u KDIR OUT="$T/out6" "$TOP/scripts/install-tests.sh"
+expect_fail "install-tests: a KDIR without Module.symvers is refused" 'no Module\.symvers' \
+	env KDIR="$T/kdir-nosym" OUT="$T/out6" "$TOP/scripts/install-tests.sh"
+expect_fail "install-tests: a KDIR that is not an arm64 build is refused" 'not an arm64 kernel build' \
+	env KDIR="$T/kdir-x86" OUT="$T/out6" "$TOP/scripts/install-tests.sh"
+
 # ---- 2. build -------------------------------------------------------------
 # Page sizes need separate kernels; everything else is a boot parameter.
 # A geometry is a page size, with -vaN for a VA size other than the kit's
@@ -214,6 +229,34 @@ for ps in $PAGE_SIZES; do
 	built+=("$ps")
 done
 [ ${#built[@]} -gt 0 ] || finish
+
+# The selftest directory dropped into a kernel tree builds there the way
+# kernel CI builds kselftests, and the tree's install lists it. Only the
+# tree's tools/ (and the one top-level file its Makefile reads) are copied.
+intree_check() {
+	local t=$CHECK/intree name="selftests: build in place in a kernel tree (make -C tools/testing/selftests TARGETS=linmap)"
+	local cross=()
+	[ -z "$CROSS_COMPILE" ] || cross=(CROSS_COMPILE="$CROSS_COMPILE")
+	rm -rf "$t"
+	mkdir -p "$t"
+	(cd "$SRC" && cp -a --parents tools scripts/subarch.include "$t/") &&
+		cp -a "$TOP/selftests/linmap" "$t/tools/testing/selftests/" || {
+		bad "$name" "cannot copy $SRC/tools"
+		return 0
+	}
+	if make -C "$t/tools/testing/selftests" TARGETS=linmap ARCH=arm64 "${cross[@]}" \
+		>"$CHECK/intree.log" 2>&1 &&
+	   make -C "$t/tools/testing/selftests" TARGETS=linmap ARCH=arm64 "${cross[@]}" \
+		install INSTALL_PATH="$t/install" >>"$CHECK/intree.log" 2>&1 &&
+	   file "$t/install/linmap/linmap_test" | grep -q 'ARM aarch64.*statically linked' &&
+	   grep -qx 'linmap:linmap_test' "$t/install/kselftest-list.txt"; then
+		ok "$name"
+		rm -rf "$t"
+	else
+		bad "$name" "$(tail -20 "$CHECK/intree.log")"
+	fi
+}
+intree_check
 
 # ---- 3. guest modes -------------------------------------------------------
 # Count the TAP results of one guest's kselftest run.
@@ -361,6 +404,67 @@ else
 		guest "$ps" kfence "kfence.sample_interval=10" "$STRESS_CHECK"
 	done
 fi
+
+# ---- 3b. as on a board ----------------------------------------------------
+# The 'make install-tests' tarball for the first kernel built, unpacked in
+# a guest and run as a user would on a board: ./run_kselftest.sh with no
+# kit settings, the module found next to the binary. bbml2_test=all stands
+# in for a CPU that the BBML2_NOABORT allowlist names.
+board_guest() {
+	local ps=$1 mode=$1-board kdir tar initrd data tap line f missing=
+	kdir=$(geo "$ps" bash -c '. "$0"; echo "$BUILD"' "$TOP/scripts/lib.sh")
+	if ! tar=$(env -u LINMAP_KO INSTALL_OUT="$CHECK/install-tests" KDIR="$kdir" \
+		"$TOP/scripts/install-tests.sh" 2>"$CHECK/install-tests.log"); then
+		bad "install-tests: tarball for the $ps kernel" "$(tail -20 "$CHECK/install-tests.log")"
+		return 0
+	fi
+	for f in run_kselftest.sh kselftest-list.txt kselftest/runner.sh kselftest/prefix.pl \
+		 kselftest/module.sh kselftest/ktap_helpers.sh linmap/linmap_test \
+		 linmap/settings linmap/linmap_test.ko linmap/linmap_churn.ko; do
+		tar tzf "$tar" "./$f" >/dev/null 2>&1 || missing+=" $f"
+	done
+	if [ -z "$missing" ] && [ "$(tar xzOf "$tar" ./kselftest-list.txt)" = linmap:linmap_test ]; then
+		ok "install-tests: kselftest install layout (${tar#"$OUT"/})"
+	else
+		bad "install-tests: kselftest install layout" "missing:$missing; list: $(tar xzOf "$tar" ./kselftest-list.txt 2>&1)"
+	fi
+	initrd=$CHECK/board-initramfs.cpio.gz
+	if ! KSELFTEST_TAR=$tar INITRD=$initrd geo "$ps" "$TOP/scripts/initramfs.sh" \
+		>"$CHECK/board-initramfs.log" 2>&1; then
+		bad "$mode: initramfs with the tarball" "$(tail -10 "$CHECK/board-initramfs.log")"
+		return 0
+	fi
+	data=$CHECK/$mode.data
+	msg "guest $mode: tar x && ./run_kselftest.sh"
+	if JOB=kselftest-install NAME=$mode LOGDIR=$CHECK INITRD=$initrd \
+		CMDLINE="$(has_bbml2_test && echo bbml2_test=all) ${CMDLINE:-}" \
+		geo "$ps" "$TOP/scripts/boot.sh"; then
+		ok "$mode: guest booted, finished and logged no splat"
+	else
+		bad "$mode: guest booted, finished and logged no splat" "console log: $CHECK/$mode.log"
+	fi
+	[ -f "$data" ] || return 0
+	tap=$(sed -n '/^\[tap\]/,/^@@LINMAP-END/p' "$data")
+	if grep -qx 'module=loaded' "$data"; then
+		ok "$mode: the suite loaded linmap_test.ko from the tarball"
+	else
+		bad "$mode: the suite loaded linmap_test.ko from the tarball" "$tap"
+	fi
+	if grep -q 'not ok' <<<"$tap"; then
+		bad "$mode: ./run_kselftest.sh prints no 'not ok'" "$(grep 'not ok' <<<"$tap")"
+	elif grep -qx 'ok 1 selftests: linmap: linmap_test' <<<"$tap" &&
+	     grep -q '^# ok [0-9]* linmap\.' <<<"$tap"; then
+		ok "$mode: ./run_kselftest.sh prints TAP with no 'not ok' ($(grep -c '^# ok [0-9]* linmap\.' <<<"$tap") results, skips below)"
+	else
+		bad "$mode: ./run_kselftest.sh prints TAP with no 'not ok'" "$tap"
+	fi
+	# What a board without the kit's settings skips, and why.
+	while IFS= read -r line; do
+		line=${line#\# ok }
+		skip "$mode: ${line%% # SKIP*}" "${line##*# SKIP }"
+	done < <(grep '^# ok [0-9]* linmap\..* # SKIP' <<<"$tap")
+}
+board_guest "${built[0]}"
 
 # ---- 4. failure drills ----------------------------------------------------
 msg "failure drills"

@@ -7,7 +7,7 @@
 PKGS=(make gcc libc6-dev flex bison bc libssl-dev libelf-dev cpio xz-utils
       gzip kmod git python3 ccache gcc-aarch64-linux-gnu
       libc6-dev-arm64-cross qemu-system-arm linux-source-6.12 b4
-      gnuplot-nox)
+      gnuplot-nox sparse)
 
 # --list: the packages, one line, for the kit's own test of this script.
 if [ "${1:-}" = --list ]; then

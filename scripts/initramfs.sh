@@ -2,6 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Pack the initramfs: Debian's static arm64 busybox, the test module, the
 # selftest binaries and the guest init.
+#   KSELFTEST_TAR=<tarball>  also carry a 'make install-tests' tarball as
+#                            /kselftest.tar.gz (job kselftest-install), in
+#                            INITRD (default: the build's initramfs.cpio.gz)
 . "$(dirname "$0")/lib.sh"
 
 BUSYBOX=$OUT/deps/busybox
@@ -11,8 +14,11 @@ ST=$BUILD/selftests/linmap_test
 [ -f "$KO" ] || die "no module at $KO; run 'make kmod'"
 [ -x "$ST" ] || die "no selftests at $ST; run 'make selftests'"
 
-INITRD=$BUILD/initramfs.cpio.gz
-root=$BUILD/initramfs
+INITRD=${INITRD:-$BUILD/initramfs.cpio.gz}
+root=${INITRD%.cpio.gz}
+[ "$root" != "$INITRD" ] || die "INITRD must end in .cpio.gz (got '$INITRD')"
+KSELFTEST_TAR=${KSELFTEST_TAR:-}
+[ -z "$KSELFTEST_TAR" ] || [ -f "$KSELFTEST_TAR" ] || die "no tarball at $KSELFTEST_TAR"
 rm -rf "$root"
 mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,lib/modules}
 install -m 755 "$BUSYBOX" "$root/bin/busybox"
@@ -22,6 +28,7 @@ done
 install -m 755 "$TOP/scripts/guest/init" "$root/init"
 install -m 644 "$KO" "$BUILD/kmod/linmap_churn.ko" "$root/lib/modules/"
 install -m 755 "$ST" "$root/bin/"
+[ -z "$KSELFTEST_TAR" ] || install -m 644 "$KSELFTEST_TAR" "$root/kselftest.tar.gz"
 (cd "$root" && find . | sort | cpio -o -H newc -R 0:0 --quiet) |
 	gzip -n -1 >"$INITRD.tmp"
 mv "$INITRD.tmp" "$INITRD"

@@ -6,7 +6,14 @@ set -euo pipefail
 TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 OUT=${OUT:-$TOP/out}
 ARCH=arm64
-CROSS_COMPILE=${CROSS_COMPILE:-aarch64-linux-gnu-}
+# Cross compile unless the host is arm64 itself; an empty CROSS_COMPILE
+# given by the caller also means the native compiler.
+if [ -z "${CROSS_COMPILE+set}" ]; then
+	case "$(uname -m)" in
+	aarch64) CROSS_COMPILE= ;;
+	*) CROSS_COMPILE=aarch64-linux-gnu- ;;
+	esac
+fi
 PAGE_SIZE=${PAGE_SIZE:-4K}
 SERIES=${SERIES:-on}
 DEBUG=${DEBUG:-on}

@@ -643,12 +643,40 @@ static bool lm_page_granular(const struct lm_state *st)
 }
 
 /*
+ * The module to load: LINMAP_KO if set, else linmap_test.ko next to this
+ * binary (where a kselftest install puts it), else LM_KO (the kit's
+ * initramfs).
+ */
+static const char *lm_ko_path(void)
+{
+	static char buf[PATH_MAX];
+	const char *env = getenv("LINMAP_KO");
+	size_t size = sizeof(buf);
+	char *slash;
+	ssize_t n;
+
+	if (env && *env)
+		return env;
+	n = readlink("/proc/self/exe", buf, size - 1);
+	if (n > 0) {
+		buf[n] = '\0';
+		slash = strrchr(buf, '/');
+		if (slash && slash + sizeof("/linmap_test.ko") <= buf + size) {
+			strcpy(slash + 1, "linmap_test.ko");
+			if (!access(buf, R_OK))
+				return buf;
+		}
+	}
+	return LM_KO;
+}
+
+/*
  * Returns 0 when the module's debugfs directory is there (loading the module
  * if needed), 1 when the test has to be skipped, -1 when it must fail.
  */
 static int lm_module_ready(char *why, size_t size)
 {
-	const char *ko = getenv("LINMAP_KO") ?: LM_KO;
+	const char *ko = lm_ko_path();
 	struct statfs sfs;
 	int fd, ret, err;
 
@@ -664,15 +692,16 @@ static int lm_module_ready(char *why, size_t size)
 	}
 	fd = open(ko, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(why, size, "%s missing and cannot open %s: %s", LM_DIR, ko,
-			 strerror(errno));
+		snprintf(why, size,
+			 "%s missing and cannot open %.200s: %s (set LINMAP_KO to the module)",
+			 LM_DIR, ko, strerror(errno));
 		return 1;
 	}
 	ret = syscall(__NR_finit_module, fd, "", 0);
 	err = errno;
 	close(fd);
 	if (ret && err != EEXIST) {
-		snprintf(why, size, "%s missing and insmod %s failed: %s", LM_DIR, ko,
+		snprintf(why, size, "%s missing and insmod %.200s failed: %s", LM_DIR, ko,
 			 strerror(err));
 		return 1;
 	}
@@ -1323,7 +1352,7 @@ TEST_F_TIMEOUT(linmap, cpa_aimed_groups, 600)
 	int ret;
 
 	if (!st->rodata_full || lm_page_granular(st) || st->bbml2 != 1)
-		SKIP(return, "the linear map has no splittable blocks here (rodata_full=%d, bbml2=%d)",
+		SKIP(return, "the linear map has no splittable blocks here (rodata_full=%llu, bbml2=%d)",
 		     st->rodata_full, st->bbml2);
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs two CPUs online");
@@ -1344,6 +1373,14 @@ TEST_F_TIMEOUT(linmap, cpa_aimed_groups, 600)
 	if (_metadata->exit_code == KSFT_FAIL)
 		lm_log_raw(_metadata, "cpa", buf);
 	free(buf);
+	/*
+	 * Without the test-only linmap_split_delay_us hook (real hardware) the
+	 * window is rarely hit: a clean run proves little, so it is a skip;
+	 * an error above still fails.
+	 */
+	if (!slowed && _metadata->exit_code != KSFT_FAIL)
+		SKIP(return, "%llu aimed rounds clean, but without the test-only linmap_split_delay_us hook the race window is not widened",
+		     rounds);
 }
 
 /*
