@@ -543,7 +543,9 @@ static void inval_run(struct inval_result *r)
 	struct page *page;
 	u64 val;
 
-	r->kind_before = r->kind_invalid = r->kind_after = -1;
+	r->kind_before = -1;
+	r->kind_invalid = -1;
+	r->kind_after = -1;
 	if (!sym.set_memory_valid || !sym.kernel_page_present) {
 		r->skip = "the kernel has no set_memory_valid() or kernel_page_present()";
 		return;
@@ -628,11 +630,6 @@ out:
 	return 0;
 }
 
-static int inval_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, inval_show, NULL);
-}
-
 static ssize_t inval_write(struct file *file, const char __user *ubuf,
 			   size_t len, loff_t *ppos)
 {
@@ -648,14 +645,7 @@ static ssize_t inval_write(struct file *file, const char __user *ubuf,
 	return len;
 }
 
-static const struct file_operations inval_fops = {
-	.owner = THIS_MODULE,
-	.open = inval_open,
-	.read = seq_read,
-	.write = inval_write,
-	.llseek = seq_lseek,
-	.release = single_release,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(inval);
 
 /* ---- cpa: random concurrent changes against a shadow model -------------- */
 
@@ -985,6 +975,7 @@ static int aim_thread_fn(void *data)
 
 	/* Not a bare spin: the kernel may not preempt, and CPUs are shared. */
 	atomic_inc(&sh->ready);
+	/* Pairs with the release in cpa_aim(): the group is set before go. */
 	while (!smp_load_acquire(&sh->go))
 		cond_resched();
 	if (!t->id) {
@@ -1003,8 +994,8 @@ static int aim_thread_fn(void *data)
 
 /*
  * An intact contiguous group of System RAM outside the kernel image alias
- * and the KFENCE pool, followed by one more mapped entry: CONT_PMD if any
- * is left, else CONT_PTE. Returns the group's entry size, 0 if none.
+ * and the KFENCE pool: CONT_PMD if any is left, else CONT_PTE. Returns the
+ * group's entry size, 0 if none.
  */
 static unsigned long aim_find(struct lm_audit *ram, unsigned long *group)
 {
@@ -1024,20 +1015,18 @@ static unsigned long aim_find(struct lm_audit *ram, unsigned long *group)
 						 want[i].size);
 			unsigned long lim = (unsigned long)__va(PFN_PHYS(ram->ram[r].end));
 
-			for (; va + want[i].size + want[i].entry <= lim;
-			     va += want[i].size) {
+			for (; va + want[i].size <= lim; va += want[i].size) {
 				unsigned long last = va + want[i].size - PAGE_SIZE;
-				unsigned long next = va + want[i].size;
+				unsigned long end = va + want[i].size;
 
-				if (va < ki_end && next + want[i].entry > ki_start)
+				if (va < ki_end && end > ki_start)
 					continue;
-				if (va < kf_end && next + want[i].entry > kf_start)
+				if (va < kf_end && end > kf_start)
 					continue;
 				if (lm_lookup(va, &val) != want[i].kind ||
 				    !(val & PTE_VALID) ||
 				    lm_lookup(last, &val) != want[i].kind ||
-				    !(val & PTE_VALID) ||
-				    lm_lookup(next, &val) < 0 || !(val & PTE_VALID))
+				    !(val & PTE_VALID))
 					continue;
 				*group = va;
 				return want[i].entry;
@@ -1096,6 +1085,7 @@ static void cpa_aim(struct cpa_result *r)
 		}
 		while (atomic_read(&sh->ready) < started)
 			cond_resched();
+		/* Publish the group to the threads before they start. */
 		smp_store_release(&sh->go, true);
 		for (i = 0; i < started; i++) {
 			wait_for_completion(&th[i].done);
@@ -1871,7 +1861,7 @@ static void hp_run(unsigned long start, unsigned long size)
 {
 	struct lm_counts *c = kzalloc(sizeof(*c), GFP_KERNEL);
 	struct lm_audit *a = kzalloc(sizeof(*a), GFP_KERNEL);
-	unsigned long n[NR_KINDS + 1];
+	unsigned long n[NR_KINDS + 1], removed;
 
 	memset(&hp, 0, sizeof(hp));
 	hp.done = true;
@@ -1901,20 +1891,18 @@ static void hp_run(unsigned long start, unsigned long size)
 	 */
 	hp.block_size = sym.memory_block_size_bytes ?
 			sym.memory_block_size_bytes() : 0;
+	removed = 0;
 	if (hp.block_size && hp.block_size < size) {
 		hp.partial_ret = sym.remove_memory(start, hp.block_size);
-		if (hp.partial_ret)
-			goto remove_all;
-		range_leaves(start, hp.block_size, n);
-		hp.removed_unmapped = n[NR_KINDS];
-		range_leaves(start + hp.block_size, size - hp.block_size, n);
-		hp.rest_unmapped = n[NR_KINDS];
-		hp.remove_ret = sym.remove_memory(start + hp.block_size,
-						  size - hp.block_size);
-	} else {
-remove_all:
-		hp.remove_ret = sym.remove_memory(start, size);
+		if (!hp.partial_ret) {
+			removed = hp.block_size;
+			range_leaves(start, removed, n);
+			hp.removed_unmapped = n[NR_KINDS];
+			range_leaves(start + removed, size - removed, n);
+			hp.rest_unmapped = n[NR_KINDS];
+		}
 	}
+	hp.remove_ret = sym.remove_memory(start + removed, size - removed);
 	range_leaves(start, size, n);
 	hp.unmapped_after = n[NR_KINDS];
 	lm_count(c);
