@@ -98,6 +98,35 @@ if grep -q 'am --continue' <(env KSRC="$T/good" OUT="$T/out5" PATCHDIR="$T/patch
 else
 	bad "kit: the apply error says how to continue or abort"
 fi
+# check-series: a patch checkpatch rejects is one FAIL line, and the run
+# goes on to the other patches and its summary.
+fake_tree "$T/cs" 6 12
+mkdir -p "$T/cs/scripts" "$T/cspatches"
+printf '#!/bin/sh\nfor f; do :; done\nif grep -q STYLE "$f"; then echo "ERROR: STYLE"; exit 1; fi\n' \
+	>"$T/cs/scripts/checkpatch.pl"
+chmod +x "$T/cs/scripts/checkpatch.pl"
+git -C "$T/cs" add -A && git -C "$T/cs" -c user.name=t -c user.email=t@t commit -q -m checkpatch
+for n in 1 2; do
+	sed -i "s/^.*\$/line $n/; 1!d" "$T/cs/file.txt"
+	git -C "$T/cs" -c user.name=t -c user.email=t@t commit -q -a \
+		-m "change $n" -m "Line $n of a body$( [ $n = 2 ] && echo ' with STYLE')." \
+		-m "It has three lines." -m "Signed-off-by: t <t@t>"
+done
+git -C "$T/cs" format-patch -q -o "$T/cspatches" HEAD~2
+git -C "$T/cs" reset -q --hard HEAD~2
+set +e
+out=$(env KSRC="$T/cs" OUT="$T/out6" PATCHDIR="$T/cspatches" SERIES_BUILDS=0 \
+	SERIES_WARNINGS=0 "$TOP/scripts/check-series.sh" 2>&1)
+rc=$?
+set -e
+if [ $rc != 0 ] && grep -q '^FAIL: checkpatch --strict: 0002-' <<<"$out" &&
+   grep -q '^PASS: checkpatch --strict: 0001-' <<<"$out" &&
+   grep -qE '^[0-9]+ passed, 1 failed, [0-9]+ skipped$' <<<"$out"; then
+	ok "kit: check-series reports a checkpatch finding and goes on"
+else
+	bad "kit: check-series reports a checkpatch finding and goes on" "exit $rc; got:
+$out"
+fi
 printf '[    1.0] ok\n[    2.0] WARNING: CPU: 0 PID: 1 at mm/x.c:1 f+0x0/0x4\n' >"$T/splat.log"
 expect_fail "kit: a WARNING in the console log fails the run" 'kernel splat' \
 	"$TOP/scripts/scan-log.sh" "$T/splat.log"
@@ -302,6 +331,30 @@ guest() {
 	check_churn "$mode" "$data"
 }
 
+# The BBML2_NOABORT allowlist, which no emulated CPU matches: the test-only
+# patch checks it at boot against revisions on both sides of each range.
+check_allowlist() {
+	local name="$1: the BBML2_NOABORT allowlist classifies each MIDR right" line
+	line=$(grep -o 'bbml2_test: allowlist: [0-9]* of [0-9]* MIDRs classified right' "$2" | head -1)
+	if [ -n "$line" ] && [ "$(cut -d' ' -f3 <<<"$line")" = "$(cut -d' ' -f5 <<<"$line")" ]; then
+		ok "$name (${line#bbml2_test: allowlist: })"
+	else
+		bad "$name" "$(grep 'bbml2_test: ' "$2" | grep -v 'claimed by' || echo "no allowlist line in $2")"
+	fi
+}
+
+# A split tried from a secondary CPU during SMP bring-up (test-only patch),
+# before the capabilities are final: it must not be made.
+check_bringup_split() {
+	local name="$1: no split during SMP bring-up, before capabilities are final" line
+	line=$(grep -o 'bbml2_test: split on CPU.*' "$2" | head -1)
+	case "$line" in
+	*"capabilities not final: not made"*) ok "$name" ;;
+	*"nothing to split"*) skip "$name" "no block around the page the test allocated" ;;
+	*) bad "$name" "${line:-no bring-up split line in $2}" ;;
+	esac
+}
+
 # The churn phase, if the guest ran one: the shadow-model stress while a
 # module was loaded and unloaded and CPUs went offline and online.
 check_churn() {
@@ -382,6 +435,8 @@ if has_bbml2_test; then
 	for ps in "${built[@]}"; do
 		guest "$ps" bbml2-all "bbml2_test=all $HOTPLUG $([ "$ps" = 4K ] && echo "$CHURN")" \
 			"$STRESS_CHECK"
+		check_allowlist "$ps" "$CHECK/$ps-bbml2-all.log"
+		check_bringup_split "$ps" "$CHECK/$ps-bbml2-all.log"
 		guest "$ps" rodata-on "bbml2_test=all rodata=on $HOTPLUG" \
 			"$([ "$ps" = 4K ] && echo "$STRESS_CHECK")"
 		same_layout "$ps" bbml2-all rodata-on

@@ -1753,4 +1753,39 @@ TEST_F(linmap, late_cpu_online)
 		SKIP(return, "no offline CPU: boot with maxcpus= below the CPU count");
 }
 
+/*
+ * A KFENCE pool set up late comes from the page allocator and may lie in
+ * blocks of the linear map; it must end up mapped with PTEs, its pages
+ * protected one at a time from then on. Last of all: KFENCE keeps
+ * sampling allocations for the rest of the boot.
+ */
+TEST_F(linmap, kfence_late_pool)
+{
+	const char *param = "/sys/module/kfence/parameters/sample_interval";
+	unsigned long long pages;
+	struct lm_state now;
+	struct lm_counts c;
+	int fd, k;
+
+	if (self->st.kfence != LM_KFENCE_LATE || !self->st.kfence_pool.none)
+		SKIP(return, "needs KFENCE built in and not started at boot");
+	fd = open(param, O_WRONLY);
+	if (fd < 0)
+		SKIP(return, "cannot open %s: %s", param, strerror(errno));
+	EXPECT_EQ(3, write(fd, "100", 3)) TH_LOG("start KFENCE: %s", strerror(errno));
+	close(fd);
+	lm_parse_state(_metadata, &now);
+	ASSERT_FALSE(now.kfence_pool.none) TH_LOG("no KFENCE pool after starting it");
+	pages = (now.kfence_pool.end - now.kfence_pool.start) / now.page_size;
+	lm_get_counts(_metadata, &now, &c);
+	for (k = 0; k < LM_NR_KINDS; k++) {
+		if (k == LM_PTE)
+			continue;
+		EXPECT_EQ(0, c.n[LM_KFENCE][k])
+			TH_LOG("late KFENCE pool mapped with %s", lm_kind_name[k]);
+	}
+	EXPECT_EQ(pages, c.n[LM_KFENCE][LM_PTE]);
+	free(now.raw);
+}
+
 TEST_HARNESS_MAIN
