@@ -1837,6 +1837,8 @@ static struct {
 	int partial_ret;
 	unsigned long removed_unmapped, rest_unmapped;
 	u64 tables_before, tables_added, tables_after;
+	/* Under QEMU -icount shift=0, instructions. */
+	u64 add_ns, remove_ns;
 	unsigned long violations;
 	char first[160];
 } hp;
@@ -1862,6 +1864,7 @@ static void hp_run(unsigned long start, unsigned long size)
 	struct lm_counts *c = kzalloc(sizeof(*c), GFP_KERNEL);
 	struct lm_audit *a = kzalloc(sizeof(*a), GFP_KERNEL);
 	unsigned long n[NR_KINDS + 1], removed;
+	u64 t0;
 
 	memset(&hp, 0, sizeof(hp));
 	hp.done = true;
@@ -1872,7 +1875,9 @@ static void hp_run(unsigned long start, unsigned long size)
 	hp.want_blocks = hp_want_blocks();
 	lm_count(c);
 	hp.tables_before = c->table_pages;
+	t0 = ktime_get_ns();
 	hp.add_ret = sym.add_memory(0, start, size, 0);
+	hp.add_ns = ktime_get_ns() - t0;
 	if (hp.add_ret)
 		goto out;
 	range_leaves(start, size, hp.leaves);
@@ -1893,7 +1898,9 @@ static void hp_run(unsigned long start, unsigned long size)
 			sym.memory_block_size_bytes() : 0;
 	removed = 0;
 	if (hp.block_size && hp.block_size < size) {
+		t0 = ktime_get_ns();
 		hp.partial_ret = sym.remove_memory(start, hp.block_size);
+		hp.remove_ns = ktime_get_ns() - t0;
 		if (!hp.partial_ret) {
 			removed = hp.block_size;
 			range_leaves(start, removed, n);
@@ -1902,7 +1909,9 @@ static void hp_run(unsigned long start, unsigned long size)
 			hp.rest_unmapped = n[NR_KINDS];
 		}
 	}
+	t0 = ktime_get_ns();
 	hp.remove_ret = sym.remove_memory(start + removed, size - removed);
+	hp.remove_ns += ktime_get_ns() - t0;
 	range_leaves(start, size, n);
 	hp.unmapped_after = n[NR_KINDS];
 	lm_count(c);
@@ -1940,6 +1949,7 @@ static int hotplug_show(struct seq_file *m, void *v)
 	seq_printf(m, "partial.rest_unmapped_pages=%lu\n", hp.rest_unmapped);
 	seq_printf(m, "tables_before=%llu\ntables_added=%llu\ntables_after=%llu\n",
 		   hp.tables_before, hp.tables_added, hp.tables_after);
+	seq_printf(m, "add_ns=%llu\nremove_ns=%llu\n", hp.add_ns, hp.remove_ns);
 	seq_printf(m, "audit_violations=%lu\n", hp.violations);
 	if (hp.first[0])
 		seq_printf(m, "first=%s\n", hp.first);

@@ -14,6 +14,9 @@
 #   (BBML2 on the boot CPU only), and set_memory_ro+rw at 4G; each boot
 #   again with linmap_count for the test-only counters' page-table writes,
 #   barriers and lazy MMU batches
+#   hot-add and hot-remove: BENCH_HOTPLUG sizes (1G 16G; quick: 1G) under
+#   -icount, added above the guest's 3G and removed again: unpatched,
+#   patched with BBML2 and patched without
 # Writes out/bench/report.md, bench.json and PNG charts.
 . "$(dirname "$0")/lib.sh"
 
@@ -26,13 +29,18 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	ROUNDS=${BENCH_ROUNDS:-2}
 	SIZES=${BENCH_SIZES:-1:16:512:4096}
 	REPS=${BENCH_REPS:-5}
+	HOTPLUG=${BENCH_HOTPLUG-1G}
 else
 	DEBUG=${BENCH_DEBUG:-off}
 	MEMS=${BENCH_MEMS:-4G 64G 256G}
 	ROUNDS=${BENCH_ROUNDS:-5}
 	SIZES=${BENCH_SIZES:-1:16:512:262144}
 	REPS=${BENCH_REPS:-7}
+	HOTPLUG=${BENCH_HOTPLUG-1G 16G}
 fi
+for hp in $HOTPLUG; do
+	[[ "$hp" =~ ^[1-9][0-9]*G$ ]] || die "BENCH_HOTPLUG takes sizes in GiB, e.g. '1G 16G' (got '$hp')"
+done
 case "$DEBUG" in on|off) ;; *) die "BENCH_DEBUG must be on or off (got '$DEBUG')" ;; esac
 export DEBUG
 # A KFENCE pool set up at boot, sampling practically never: without it,
@@ -92,9 +100,24 @@ for mem in $MEMS; do
 	done
 done
 
+# Hot-add SIZE at 4G, above the 3G the guest boots with (RAM starts at
+# 1G), then hot-remove it: its first memory block alone, then the rest.
+for hp in $HOTPLUG; do
+	gib=${hp%G}
+	range="0x100000000,$(printf '%#x' $((gib << 30)))"
+	for setup in "unpatched off rodata=full" "patched on rodata=full bbml2_test=all" \
+		     "nobbml2 on rodata=full bbml2_test=none"; do
+		set -- $setup
+		name=$1 series=$2
+		shift 2
+		icount_boot "hp-$name-$hp" "$series" "$((gib + 3))G" \
+			"$* mem=3G linmap.hotplug=$range"
+	done
+done
+
 msg "bench: report"
 python3 "$TOP/scripts/bench_report.py" "$DIR" "$MEMS" \
 	"$([ "$DEBUG" = on ] && echo "the kit's debug config (lockdep, DEBUG_VM, ...)" ||
-	   echo "the kit's config without debug options (DEBUG=off)")" ||
+	   echo "the kit's config without debug options (DEBUG=off)")" "$HOTPLUG" ||
 	die "bench: the report found missing or insane figures (see above)"
 msg "bench took $(( $(date +%s) - start ))s: $DIR/report.md"

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """Turn the guests' data blocks of 'make bench' into a report.
 
-usage: bench_report.py DIR "MEMS" [CONFIG-DESCRIPTION]
-Reads DIR/<setup>-<mem>.data, writes DIR/report.md, DIR/bench.json and
+usage: bench_report.py DIR "MEMS" [CONFIG-DESCRIPTION ["HOTPLUG-SIZES"]]
+Reads DIR/<setup>-<mem>.data (and DIR/hp-<setup>-<size>.data for each
+hot-plug size), writes DIR/report.md, DIR/bench.json and
 DIR/*.png (gnuplot). Exits 1 if a figure is missing or not sane: zero, or
 inconsistent with the leaf counts it came with.
 """
@@ -29,6 +30,12 @@ IC_SETUPS = [
     ("ic-repaint", "patched, rodata=full, BBML2 on the boot CPU only"),
     ("ic-full-nobbml2", "patched, rodata=full, no BBML2"),
     ("ic-on-unpatched", "unpatched 6.12, rodata=on (floor)"),
+]
+# Hot-add and hot-remove under -icount: boots named hp-<setup>-<size>.
+HP_SETUPS = [
+    ("unpatched", "unpatched 6.12, rodata=full"),
+    ("patched", "patched, rodata=full, BBML2"),
+    ("nobbml2", "patched, rodata=full, no BBML2"),
 ]
 BLOCKS = ("pud", "cont_pmd", "pmd")
 problems = []
@@ -304,11 +311,65 @@ def main():
             t["map_mem_repeats_" + mem] = {
                 "ticks_bbml2_all": pa["ticks"], "ticks_bbml2_boot": rp["map_mem"]["ticks"],
                 "met": abs(pa["ticks"] - rp["map_mem"]["ticks"]) <= 1}
+    res["hotplug"] = hotplug_icount(d, sys.argv[4].split() if len(sys.argv) > 4 else [], t)
     res["problems"] = problems
     json.dump(res, open(os.path.join(d, "bench.json"), "w"), indent=1, sort_keys=True)
     charts(d, res)
     write_md(d, res)
     return 1 if problems else 0
+
+
+def hotplug_icount(d, sizes, targets):
+    """Instructions to hot-add and hot-remove each size, per setup."""
+    out = {}
+    for size in sizes:
+        out[size] = {}
+        for setup, _ in HP_SETUPS:
+            name = "hp-%s-%s" % (setup, size)
+            data = load(d, name)
+            h = (data or {}).get("hotplug")
+            if not isinstance(h, dict):
+                if data:
+                    problem("%s: no hotplug section" % name)
+                continue
+            r = {k: h.get(k) for k in ("add_ret", "remove_ret", "add_ns", "remove_ns",
+                                       "tables_added", "want_blocks")}
+            r["leaves"] = {k: h.get("added." + k, 0) for k in KINDS}
+            if r["add_ret"] != 0 or r["remove_ret"] != 0:
+                problem("%s: add_ret=%s remove_ret=%s" % (name, r["add_ret"], r["remove_ret"]))
+            if not r["add_ns"] or not r["remove_ns"]:
+                problem("%s: no add or remove time" % name)
+            if h.get("unmapped_pages_after") != (1 << 30) * int(size[:-1]) // 4096:
+                problem("%s: %s pages unmapped after the removal" % (name, h.get("unmapped_pages_after")))
+            out[size][setup] = r
+        u, p = out[size].get("unpatched"), out[size].get("patched")
+        if u and p and u.get("remove_ns") and u.get("add_ns"):
+            targets["hotplug_remove_insns_ratio_" + size] = round(p["remove_ns"] / u["remove_ns"], 4)
+            targets["hotplug_add_insns_ratio_" + size] = round(p["add_ns"] / u["add_ns"], 4)
+    return out
+
+
+def write_hotplug(w, res):
+    hp = res.get("hotplug") or {}
+    if not hp:
+        return
+    w("## Memory hot-add and hot-remove under -icount\n")
+    w("Millions of instructions (`-icount shift=0`, 2 CPUs) to hot-add SIZE at "
+      "4G above the guest's 3G (not onlined) and to hot-remove it (its first "
+      "memory block alone, then the rest); page-table pages the hot-add "
+      "needed and the leaves it made. Ratio: patched with BBML2 / unpatched.\n")
+    w("| size | setup | add Minsns | remove Minsns | tables | pud | cont_pmd | pmd | cont_pte | pte |")
+    w("|---|---|---|---|---|---|---|---|---|---|")
+    for size in sorted(hp, key=lambda x: int(x[:-1])):
+        for setup, label in HP_SETUPS:
+            r = hp[size].get(setup)
+            if not r:
+                w("| %s | %s | missing | | | | | | | |" % (size, label))
+                continue
+            w("| %s | %s | %.2f | %.2f | %s | %s |" % (
+                size, label, (r["add_ns"] or 0) / 1e6, (r["remove_ns"] or 0) / 1e6,
+                r["tables_added"], " | ".join(str(r["leaves"].get(k, 0)) for k in KINDS)))
+    w("")
 
 
 def line_chart(d, name, title, ylabel, rows, labels):
@@ -524,6 +585,7 @@ def write_md(d, res):
             w("| %d | %s | %s |" % (p, " | ".join(cells), ratio))
         w("")
     write_setmem_icount(w, res)
+    write_hotplug(w, res)
     if res["problems"]:
         w("## Problems\n")
         for p in res["problems"]:
