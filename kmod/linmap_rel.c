@@ -32,6 +32,7 @@
 #include <linux/sort.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <asm/arch_timer.h>
 #include <asm/tlbflush.h>
 
 #include "linmap_test.h"
@@ -1839,6 +1840,8 @@ static struct {
 	u64 tables_before, tables_added, tables_after;
 	/* Under QEMU -icount shift=0, instructions. */
 	u64 add_ns, remove_ns;
+	/* The linear map's part, from the test-only counters; -1 if none. */
+	s64 map_ticks, unmap_ticks;
 	unsigned long violations;
 	char first[160];
 } hp;
@@ -1873,6 +1876,9 @@ static void hp_run(unsigned long start, unsigned long size)
 		goto out;
 	}
 	hp.want_blocks = hp_want_blocks();
+	hp.map_ticks = hp.unmap_ticks = -1;
+	if (sym.hotplug_ticks)
+		sym.hotplug_ticks[0] = sym.hotplug_ticks[1] = 0;
 	lm_count(c);
 	hp.tables_before = c->table_pages;
 	t0 = ktime_get_ns();
@@ -1912,6 +1918,10 @@ static void hp_run(unsigned long start, unsigned long size)
 	t0 = ktime_get_ns();
 	hp.remove_ret = sym.remove_memory(start + removed, size - removed);
 	hp.remove_ns += ktime_get_ns() - t0;
+	if (sym.hotplug_ticks) {
+		hp.map_ticks = sym.hotplug_ticks[0];
+		hp.unmap_ticks = sym.hotplug_ticks[1];
+	}
 	range_leaves(start, size, n);
 	hp.unmapped_after = n[NR_KINDS];
 	lm_count(c);
@@ -1950,6 +1960,8 @@ static int hotplug_show(struct seq_file *m, void *v)
 	seq_printf(m, "tables_before=%llu\ntables_added=%llu\ntables_after=%llu\n",
 		   hp.tables_before, hp.tables_added, hp.tables_after);
 	seq_printf(m, "add_ns=%llu\nremove_ns=%llu\n", hp.add_ns, hp.remove_ns);
+	seq_printf(m, "map_ticks=%lld\nunmap_ticks=%lld\ntimer_hz=%u\n",
+		   hp.map_ticks, hp.unmap_ticks, arch_timer_get_cntfrq());
 	seq_printf(m, "audit_violations=%lu\n", hp.violations);
 	if (hp.first[0])
 		seq_printf(m, "first=%s\n", hp.first);

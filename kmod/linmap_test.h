@@ -57,6 +57,8 @@ struct lm_syms {
 	bool *kfence_early_init;
 	struct linmap_inject *inject;
 	unsigned int *split_delay_us;
+	/* Test-only: ticks spent mapping [0] and unmapping [1] hot-plug. */
+	u64 *hotplug_ticks;
 	struct lm_pgt_count __percpu *pgt_count;
 	struct static_key_false *pgt_counting;
 	unsigned long stext, text_start, init_begin;

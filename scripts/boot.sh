@@ -9,9 +9,11 @@
 #   STRESS=...            stress parameters, e.g. "pages=0 rounds=2 threads=4"
 #   BBML2=...             CPUs that claim BBML2_NOABORT (bbml2_test=), when
 #                         the kernel has the test-only patch
-#   ICOUNT=N              run under -icount shift=N: virtual time follows the
-#                         instruction count (2^N ns each), so guest timings
-#                         repeat exactly; the vCPUs then share one host thread
+#   ICOUNT=N              run under -icount shift=N,sleep=off: virtual time
+#                         follows the instruction count (2^N ns each) and
+#                         jumps to the next timer when every vCPU idles, so
+#                         busy guest timings repeat exactly; the vCPUs then
+#                         share one host thread
 # The console log is always kept; its path is printed. Non-interactive runs
 # fail on timeout, on a missing end marker (panic, crash) and on any kernel
 # splat found by scan-log.sh. The guest's data block is written next to the
@@ -53,7 +55,7 @@ qemu=(qemu-system-aarch64 -M virt,gic-version=3,memory-backend=ram
       -kernel "$IMAGE" -initrd "$INITRD" -append "$append")
 if [ -n "${ICOUNT:-}" ]; then
 	[[ "$ICOUNT" =~ ^[0-9]+$ ]] || die "ICOUNT must be a shift, 0 to 10 (got '$ICOUNT')"
-	qemu+=(-icount "shift=$ICOUNT")
+	qemu+=(-icount "shift=$ICOUNT,sleep=off")
 fi
 
 if [ "$JOB" = shell ]; then
