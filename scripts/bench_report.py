@@ -372,7 +372,7 @@ def write_hotplug(w, res):
       "it (its first memory block alone, then the rest), under `-icount "
       "shift=0`, 2 CPUs. Map and unmap: thousands of instructions spent "
       "building and taking down its linear map, from the test-only counters "
-      "(exact). Add and remove: millions of instructions of virtual time for "
+      "(repeatable to a few percent: an interrupt in the call adds its own). Add and remove: millions of instructions of virtual time for "
       "the whole calls, which sleep and wait (noisy). Tables and leaves: what "
       "the hot-add put in the linear map.\n")
     w("| size | setup | map kinsns | unmap kinsns | add Minsns | remove Minsns "
