@@ -131,9 +131,13 @@ def step_cost(name, tsec, csec, step, min_entries=1):
     if t["entries"] or t["barriers"]:
         problem("%s: %s counted with the counters off" % (name, step))
     v["us"] = v["ticks"] * 1e6 / v["hz"]
-    # shift=0: 1 ns of virtual time per instruction.
-    v["insns"] = int(round(v["ticks"] * 1e9 / v["hz"]))
+    v["insns"] = insns(v["ticks"], v["hz"])
     return v
+
+
+def insns(ticks, hz):
+    """Counter ticks at hz under -icount shift=0: 1 ns per instruction."""
+    return int(round(ticks * 1e9 / hz))
 
 
 def pgt(v):
@@ -335,20 +339,20 @@ def hotplug_icount(d, sizes, targets):
             r = {k: h.get(k) for k in ("add_ret", "remove_ret", "add_ns", "remove_ns",
                                        "tables_added", "want_blocks", "map_ticks",
                                        "unmap_ticks", "timer_hz")}
-            # shift=0: 1 ns of virtual time per instruction.
             for k in ("map", "unmap"):
                 t = r.get(k + "_ticks")
                 if not isinstance(t, int) or t <= 0 or not r.get("timer_hz"):
                     problem("%s: no %s ticks (test-only counters missing?)" % (name, k))
                     r[k + "_insns"] = None
                 else:
-                    r[k + "_insns"] = int(round(t * 1e9 / r["timer_hz"]))
+                    r[k + "_insns"] = insns(t, r["timer_hz"])
             r["leaves"] = {k: h.get("added." + k, 0) for k in KINDS}
             if r["add_ret"] != 0 or r["remove_ret"] != 0:
                 problem("%s: add_ret=%s remove_ret=%s" % (name, r["add_ret"], r["remove_ret"]))
             if not r["add_ns"] or not r["remove_ns"]:
                 problem("%s: no add or remove time" % name)
-            if h.get("unmapped_pages_after") != (1 << 30) * int(size[:-1]) // 4096:
+            page_size = data.get("state", {}).get("page_size", 4096)
+            if h.get("unmapped_pages_after") != (int(size[:-1]) << 30) // page_size:
                 problem("%s: %s pages unmapped after the removal" % (name, h.get("unmapped_pages_after")))
             out[size][setup] = r
         u, p = out[size].get("unpatched"), out[size].get("patched")
