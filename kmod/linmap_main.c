@@ -35,16 +35,12 @@
 
 #include "linmap_test.h"
 
-const char *const kind_name[NR_KINDS] = {
-	"pud", "cont_pmd", "pmd", "cont_pte", "pte"
-};
+const char *const kind_name[LM_NR_KINDS] = LM_KIND_NAMES;
 
-static const char *const scope_name[NR_SCOPES] = {
-	"all", "kimage", "kfence", "rest"
-};
+static const char *const scope_name[LM_NR_SCOPES] = LM_SCOPE_NAMES;
 
 /* Bytes mapped by one entry of each kind. */
-const unsigned long kind_size[NR_KINDS] = {
+const unsigned long kind_size[LM_NR_KINDS] = {
 	PUD_SIZE, PMD_SIZE, PMD_SIZE, PAGE_SIZE, PAGE_SIZE
 };
 
@@ -181,13 +177,13 @@ struct lm_walk {
 static void count_leaf(struct lm_walk *w, enum lm_kind k, unsigned long addr)
 {
 	unsigned long end = addr + kind_size[k];
-	enum lm_scope s = S_REST;
+	enum lm_scope s = LM_REST;
 
 	if (addr < w->ki_end && end > w->ki_start)
-		s = S_KIMAGE;
+		s = LM_KIMAGE;
 	else if (w->have_kfence && addr < w->kf_end && end > w->kf_start)
-		s = S_KFENCE;
-	w->c->n[S_ALL][k]++;
+		s = LM_KFENCE;
+	w->c->n[LM_ALL][k]++;
 	w->c->n[s][k]++;
 }
 
@@ -202,7 +198,7 @@ static void walk_pte(struct lm_walk *w, pmd_t *pmdp, unsigned long addr,
 
 		if (pte_none(pte))
 			continue;
-		count_leaf(w, pte_cont(pte) ? K_CONT_PTE : K_PTE, addr);
+		count_leaf(w, pte_cont(pte) ? LM_CONT_PTE : LM_PTE, addr);
 	} while (ptep++, addr += PAGE_SIZE, addr != end);
 }
 
@@ -224,7 +220,7 @@ static void walk_pmd(struct lm_walk *w, pud_t *pudp, unsigned long addr,
 		if (pmd_table(pmd))
 			walk_pte(w, pmdp, addr, next);
 		else
-			count_leaf(w, pmd_cont(pmd) ? K_CONT_PMD : K_PMD, addr);
+			count_leaf(w, pmd_cont(pmd) ? LM_CONT_PMD : LM_PMD, addr);
 	} while (pmdp++, addr = next, addr != end);
 }
 
@@ -245,7 +241,7 @@ static void walk_pud(struct lm_walk *w, p4d_t *p4dp, unsigned long addr,
 		if (pud_table(pud))
 			walk_pmd(w, pudp, addr, next);
 		else
-			count_leaf(w, K_PUD, addr);
+			count_leaf(w, LM_PUD, addr);
 	} while (pudp++, addr = next, addr != end);
 }
 
@@ -330,7 +326,7 @@ int lm_lookup(unsigned long addr, u64 *val)
 		goto out;
 	if (!pud_table(pud)) {
 		*val = pud_val(pud);
-		ret = K_PUD;
+		ret = LM_PUD;
 		goto out;
 	}
 	pmdp = pmd_offset(pudp, addr);
@@ -339,14 +335,14 @@ int lm_lookup(unsigned long addr, u64 *val)
 		goto out;
 	if (!pmd_table(pmd)) {
 		*val = pmd_val(pmd);
-		ret = pmd_cont(pmd) ? K_CONT_PMD : K_PMD;
+		ret = pmd_cont(pmd) ? LM_CONT_PMD : LM_PMD;
 		goto out;
 	}
 	pte = __ptep_get(pte_offset_kernel(pmdp, addr));
 	if (pte_none(pte))
 		goto out;
 	*val = pte_val(pte);
-	ret = pte_cont(pte) ? K_CONT_PTE : K_PTE;
+	ret = pte_cont(pte) ? LM_CONT_PTE : LM_PTE;
 out:
 	lm_walk_unlock();
 	return ret;
@@ -401,13 +397,28 @@ static void show_levels(struct seq_file *m)
 	bool first = true;
 
 	seq_puts(m, "levels=");
-	for (k = 0; k < NR_KINDS; k++) {
-		if (k == K_PUD && !pud_blocks())
+	for (k = 0; k < LM_NR_KINDS; k++) {
+		if (k == LM_PUD && !pud_blocks())
 			continue;
 		seq_printf(m, "%s%s", first ? "" : ",", kind_name[k]);
 		first = false;
 	}
 	seq_putc(m, '\n');
+}
+
+/*
+ * The policy the kernel applies to the linear map, boot and hot-added
+ * memory alike: blocks and contiguous ranges unless page mappings are
+ * forced (debug_pagealloc, or a direct map that can change without
+ * BBML2_NOABORT to split it).
+ */
+bool lm_linear_blocks(void)
+{
+	if (debug_pagealloc_enabled())
+		return false;
+	if (bbml2_state() > 0)
+		return true;
+	return !sym.can_set_direct_map();
 }
 
 static int state_show(struct seq_file *m, void *v)
@@ -428,6 +439,7 @@ static int state_show(struct seq_file *m, void *v)
 	else
 		seq_printf(m, "bbml2=%d\n", bbml2);
 	seq_printf(m, "can_set_direct_map=%d\n", sym.can_set_direct_map());
+	seq_printf(m, "linear_blocks=%d\n", lm_linear_blocks());
 	kimage_alias(&s, &e);
 	seq_printf(m, "kimage_alias=0x%lx-0x%lx\n", s, e);
 	seq_printf(m, "linear=0x%lx-0x%lx\n", (unsigned long)PAGE_OFFSET,
@@ -445,20 +457,20 @@ static void show_counts(struct seq_file *m, const char *prefix,
 	u64 mapped = 0;
 	int k, s;
 
-	for (k = 0; k < NR_KINDS; k++) {
-		if (k == K_PUD && !pud_blocks())
+	for (k = 0; k < LM_NR_KINDS; k++) {
+		if (k == LM_PUD && !pud_blocks())
 			continue;
 		if (scopes)
 			seq_printf(m, "%s_size=%lu\n", kind_name[k],
 				   kind_size[k]);
-		for (s = 0; s < (scopes ? NR_SCOPES : 1); s++) {
+		for (s = 0; s < (scopes ? LM_NR_SCOPES : 1); s++) {
 			seq_printf(m, "%s%s.%s=%llu\n", prefix, scope_name[s],
 				   kind_name[k], c->n[s][k]);
 			seq_printf(m, "%s%s.%s_bytes=%llu\n", prefix,
 				   scope_name[s], kind_name[k],
 				   c->n[s][k] * kind_size[k]);
 		}
-		mapped += c->n[S_ALL][k] * kind_size[k];
+		mapped += c->n[LM_ALL][k] * kind_size[k];
 	}
 	seq_printf(m, "%stable_pages=%llu\n", prefix, c->table_pages);
 	seq_printf(m, "%stable_bytes=%llu\n", prefix,
@@ -527,8 +539,32 @@ static ssize_t leaf_write(struct file *file, const char __user *ubuf,
 	return len;
 }
 
+static long leaf_ioctl(struct file *file, unsigned int cmd,
+		       unsigned long arg)
+{
+	struct lm_leaf_query q;
+	u64 val = 0;
+	int kind;
+
+	if (cmd != LM_IOC_LEAF)
+		return -ENOTTY;
+	if (copy_from_user(&q, (void __user *)arg, sizeof(q)))
+		return -EFAULT;
+	if (q.addr < PAGE_OFFSET || q.addr >= PAGE_END)
+		return -EINVAL;
+	kind = lm_lookup(q.addr, &val);
+	q.kind = kind < 0 ? -1 : kind;
+	q.entry = kind < 0 ? 0 : val;
+	q.entry_size = kind < 0 ? 0 : kind_size[kind];
+	q.valid = kind >= 0 && (val & PTE_VALID);
+	q.writable = kind >= 0 && !(val & PTE_RDONLY);
+	q.pad = 0;
+	return copy_to_user((void __user *)arg, &q, sizeof(q)) ? -EFAULT : 0;
+}
+
 static const struct file_operations leaf_fops = {
 	.owner = THIS_MODULE,
+	.unlocked_ioctl = leaf_ioctl,
 	.open = leaf_open,
 	.read = seq_read,
 	.write = leaf_write,
@@ -537,9 +573,6 @@ static const struct file_operations leaf_fops = {
 };
 
 /* ---- debugfs: area (single-range operations) ---------------------------- */
-
-/* Areas up to this many pages also report a per-page probe map. */
-#define LM_MAP_MAX	256
 
 static struct {
 	void *addr;
@@ -621,13 +654,13 @@ static int area_alloc_block(void)
 			break;
 		}
 		kind = lm_lookup((unsigned long)alias_of(p), &val);
-		if (kind >= 0 && kind < K_CONT_PTE) {
+		if (kind >= 0 && kind < LM_CONT_PTE) {
 			if (area.addr)
 				rejects[n++] = area.addr;
 			area.addr = p;
 			break;
 		}
-		if (kind == K_CONT_PTE && !area.addr)
+		if (kind == LM_CONT_PTE && !area.addr)
 			area.addr = p;
 		else
 			rejects[n++] = p;

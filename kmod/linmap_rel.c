@@ -527,7 +527,7 @@ static struct page *inval_alloc(unsigned int order, int *kind)
 		if (!tried[n])
 			break;
 		*kind = lm_lookup((unsigned long)page_address(tried[n]), &val);
-		if (*kind == K_PMD || *kind == K_CONT_PMD)
+		if (*kind == LM_PMD || *kind == LM_CONT_PMD)
 			page = tried[n];
 	}
 	for (i = 0; i < n; i++)
@@ -1001,8 +1001,8 @@ static int aim_thread_fn(void *data)
 static unsigned long aim_find(struct lm_audit *ram, unsigned long *group)
 {
 	static const struct { int kind; unsigned long size, entry; } want[] = {
-		{ K_CONT_PMD, CONT_PMD_SIZE, PMD_SIZE },
-		{ K_CONT_PTE, CONT_PTE_SIZE, PAGE_SIZE },
+		{ LM_CONT_PMD, CONT_PMD_SIZE, PMD_SIZE },
+		{ LM_CONT_PTE, CONT_PTE_SIZE, PAGE_SIZE },
 	};
 	unsigned long ki_start, ki_end, kf_start = 0, kf_end = 0;
 	unsigned int i, r;
@@ -1270,11 +1270,11 @@ static void range_leaves(unsigned long start, unsigned long size,
 	u64 val;
 	int k;
 
-	memset(n, 0, sizeof(*n) * (NR_KINDS + 1));
+	memset(n, 0, sizeof(*n) * (LM_NR_KINDS + 1));
 	while (addr < end) {
 		k = lm_lookup(addr, &val);
 		if (k < 0) {
-			n[NR_KINDS]++;	/* unmapped pages */
+			n[LM_NR_KINDS]++;	/* unmapped pages */
 			addr += PAGE_SIZE;
 			continue;
 		}
@@ -1289,10 +1289,10 @@ static void range_leaves(unsigned long start, unsigned long size,
 /* Only the failure injection needs this. */
 static int range_unmapped(unsigned long start, unsigned long size)
 {
-	unsigned long n[NR_KINDS + 1], k, mapped = 0;
+	unsigned long n[LM_NR_KINDS + 1], k, mapped = 0;
 
 	range_leaves(start, size, n);
-	for (k = 0; k < NR_KINDS; k++)
+	for (k = 0; k < LM_NR_KINDS; k++)
 		mapped += n[k];
 	return !mapped;
 }
@@ -1438,7 +1438,7 @@ static struct page *inj_find_target(unsigned int *order, struct page **target,
 
 	/* Big enough to hold a page off every contiguous boundary. */
 	*order = min(MAX_PAGE_ORDER, 10);
-	*kind = NR_KINDS;
+	*kind = LM_NR_KINDS;
 	for (n = 0; n < ARRAY_SIZE(blk); n++) {
 		int k;
 
@@ -1476,7 +1476,7 @@ static void inj_case_page(struct inject_case *c)
 		c->skip = "no memory for a target block";
 		return;
 	}
-	if (kind >= K_PTE) {
+	if (kind >= LM_PTE) {
 		c->skip = "the linear map has no blocks or contiguous ranges to split";
 		goto out;
 	}
@@ -1530,9 +1530,9 @@ static unsigned long inj_largest_leaf(int *kind)
 	u64 val;
 	int k;
 
-	*kind = NR_KINDS;
+	*kind = LM_NR_KINDS;
 	for (addr = PAGE_OFFSET; addr < (unsigned long)high_memory &&
-	     *kind > K_PUD; addr += PMD_SIZE) {
+	     *kind > LM_PUD; addr += PMD_SIZE) {
 		k = lm_lookup(addr, &val);
 		if (k >= 0 && k < *kind && (val & PTE_VALID)) {
 			*kind = k;
@@ -1567,12 +1567,12 @@ static void inj_case_split(struct inject_case *c)
 	}
 #endif
 	leaf = inj_largest_leaf(&kind);
-	if (kind >= K_CONT_PTE) {
+	if (kind >= LM_CONT_PTE) {
 		c->skip = "the linear map has no blocks to split";
 		return;
 	}
 	c->leaf = kind_name[kind];
-	leaf = ALIGN_DOWN(leaf, kind == K_PUD ? PUD_SIZE : PMD_SIZE);
+	leaf = ALIGN_DOWN(leaf, kind == LM_PUD ? PUD_SIZE : PMD_SIZE);
 	/* Off every contiguous and block boundary. */
 	addr = leaf + (CONT_PTES + 1) * PAGE_SIZE;
 	/* Probes at the target, before it and after it. */
@@ -1831,7 +1831,7 @@ static struct {
 	bool done;
 	int add_ret, remove_ret;
 	bool want_blocks;
-	unsigned long leaves[NR_KINDS + 1];
+	unsigned long leaves[LM_NR_KINDS + 1];
 	unsigned long unmapped_after;
 	/* The first memory block removed alone, then the rest. */
 	unsigned long block_size;
@@ -1846,27 +1846,11 @@ static struct {
 	char first[160];
 } hp;
 
-/*
- * Hot-added memory follows the boot policy: blocks and contiguous ranges
- * unless page mappings are forced (debug_pagealloc, or rodata=full
- * without BBML2_NOABORT).
- */
-static bool hp_want_blocks(void)
-{
-	if (debug_pagealloc_enabled())
-		return false;
-#ifdef ARM64_HAS_BBML2_NOABORT
-	if (cpus_have_cap(ARM64_HAS_BBML2_NOABORT))
-		return true;
-#endif
-	return !sym.can_set_direct_map();
-}
-
 static void hp_run(unsigned long start, unsigned long size)
 {
 	struct lm_counts *c = kzalloc(sizeof(*c), GFP_KERNEL);
 	struct lm_audit *a = kzalloc(sizeof(*a), GFP_KERNEL);
-	unsigned long n[NR_KINDS + 1], removed;
+	unsigned long n[LM_NR_KINDS + 1], removed;
 	u64 t0;
 
 	memset(&hp, 0, sizeof(hp));
@@ -1875,7 +1859,7 @@ static void hp_run(unsigned long start, unsigned long size)
 		hp.add_ret = -ENOMEM;
 		goto out;
 	}
-	hp.want_blocks = hp_want_blocks();
+	hp.want_blocks = lm_linear_blocks();
 	hp.map_ticks = hp.unmap_ticks = -1;
 	if (sym.hotplug_ticks)
 		sym.hotplug_ticks[0] = sym.hotplug_ticks[1] = 0;
@@ -1910,9 +1894,9 @@ static void hp_run(unsigned long start, unsigned long size)
 		if (!hp.partial_ret) {
 			removed = hp.block_size;
 			range_leaves(start, removed, n);
-			hp.removed_unmapped = n[NR_KINDS];
+			hp.removed_unmapped = n[LM_NR_KINDS];
 			range_leaves(start + removed, size - removed, n);
-			hp.rest_unmapped = n[NR_KINDS];
+			hp.rest_unmapped = n[LM_NR_KINDS];
 		}
 	}
 	t0 = ktime_get_ns();
@@ -1923,7 +1907,7 @@ static void hp_run(unsigned long start, unsigned long size)
 		hp.unmap_ticks = sym.hotplug_ticks[1];
 	}
 	range_leaves(start, size, n);
-	hp.unmapped_after = n[NR_KINDS];
+	hp.unmapped_after = n[LM_NR_KINDS];
 	lm_count(c);
 	hp.tables_after = c->table_pages;
 	if (!lm_audit_run(a)) {
@@ -1948,9 +1932,9 @@ static int hotplug_show(struct seq_file *m, void *v)
 	}
 	seq_printf(m, "add_ret=%d\nremove_ret=%d\nwant_blocks=%d\n",
 		   hp.add_ret, hp.remove_ret, hp.want_blocks);
-	for (k = 0; k < NR_KINDS; k++)
+	for (k = 0; k < LM_NR_KINDS; k++)
 		seq_printf(m, "added.%s=%lu\n", kind_name[k], hp.leaves[k]);
-	seq_printf(m, "added.unmapped_pages=%lu\n", hp.leaves[NR_KINDS]);
+	seq_printf(m, "added.unmapped_pages=%lu\n", hp.leaves[LM_NR_KINDS]);
 	seq_printf(m, "unmapped_pages_after=%lu\n", hp.unmapped_after);
 	seq_printf(m, "block_size=%lu\npartial_ret=%d\n", hp.block_size,
 		   hp.partial_ret);

@@ -6,15 +6,15 @@
 #include <linux/mutex.h>
 #include <linux/seq_file.h>
 
-enum lm_kind { K_PUD, K_CONT_PMD, K_PMD, K_CONT_PTE, K_PTE, NR_KINDS };
+#include "linmap_uapi.h"
 
-extern const char *const kind_name[NR_KINDS];
-extern const unsigned long kind_size[NR_KINDS];
 
-enum lm_scope { S_ALL, S_KIMAGE, S_KFENCE, S_REST, NR_SCOPES };
+extern const char *const kind_name[LM_NR_KINDS];
+extern const unsigned long kind_size[LM_NR_KINDS];
+
 
 struct lm_counts {
-	u64 n[NR_SCOPES][NR_KINDS];
+	u64 n[LM_NR_SCOPES][LM_NR_KINDS];
 	u64 table_pages;
 };
 
@@ -74,6 +74,7 @@ void lm_walk_unlock(void);
 void lm_count(struct lm_counts *c);
 int lm_lookup(unsigned long addr, u64 *val);
 bool lm_probe_write(void *addr);
+bool lm_linear_blocks(void);
 void *alias_of(void *vaddr);
 int read_cmd(const char __user *ubuf, size_t len, char *buf, size_t size);
 
