@@ -19,7 +19,7 @@ export KSRC SERIES PAGE_SIZE VA_BITS DEBUG MEM SMP QEMU_TIMEOUT CMDLINE STRESS B
 S := scripts
 
 .PHONY: help deps tree apply config kernel kmod selftests initramfs boot \
-	run check check-geometries soak bench bench-quick check-series install-tests \
+	run check check-geometries soak modes bench bench-quick check-series install-tests \
 	clean distclean
 
 help:
@@ -58,11 +58,10 @@ run: initramfs
 check: deps
 	@$(S)/check.sh
 
-# The long reliability run: SOAK_SECS of churn per mode, 4K pages unless
-# CHECK_PAGE_SIZES says otherwise.
+# The long reliability run: SOAK_SECS of churn per mode (scripts/modes.tsv),
+# 4K pages unless CHECK_PAGE_SIZES says otherwise.
 soak: deps
-	@SOAK_SECS=$(SOAK_SECS) CHECK_PAGE_SIZES="$(or $(CHECK_PAGE_SIZES),4K)" \
-		$(S)/check.sh
+	@CHECK_JOB=soak SOAK_SECS=$(SOAK_SECS) $(S)/check.sh
 
 # Unpatched and patched side by side: out/bench/report.md, bench.json, PNGs.
 bench: deps
@@ -74,10 +73,14 @@ bench-quick: deps
 # Every other page-table geometry 6.12 offers (VA_BITS per page size), each
 # booted with BBML2 on every CPU and with the repaint. Seven more kernels.
 check-geometries: deps
-	@CHECK_GEOMETRIES=1 CHECK_BENCH=0 $(S)/check.sh
+	@CHECK_JOB=geometries CHECK_BENCH=0 $(S)/check.sh
 
 check-series: deps
 	@$(S)/check-series.sh
+
+# The guests of make check, soak and check-geometries (scripts/modes.tsv).
+modes:
+	@python3 $(S)/modes.py show
 
 # For a real arm64 machine: the module built against KDIR, the selftests and
 # kselftest's runner in one tarball under out/install-tests/ (path printed).

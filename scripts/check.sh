@@ -226,25 +226,26 @@ expect_fail "install-tests: a KDIR that is not an arm64 build is refused" 'not a
 
 # ---- 2. build -------------------------------------------------------------
 # Page sizes need separate kernels; everything else is a boot parameter.
-# A geometry is a page size, with -vaN for a VA size other than the kit's
-# default for it (scripts/lib.sh): 4K is 4K/48, 4K-va39 is 4K/39.
-PAGE_SIZES=${CHECK_PAGE_SIZES:-4K 16K 64K}
-[ "$TREE" = base ] && PAGE_SIZES=${CHECK_PAGE_SIZES:-4K}
-# make check-geometries: every geometry 6.12 offers that make check does not
-# build, each booted with BBML2 everywhere and with the repaint.
-GEOMETRIES="4K-va39 4K-va52 16K-va47 16K-va48 16K-va52 64K-va42 64K-va52"
-[ -n "${CHECK_GEOMETRIES:-}" ] && PAGE_SIZES=${CHECK_PAGE_SIZES:-$GEOMETRIES}
+# The job: check (make check), soak (make soak: SOAK_SECS of churn per
+# mode) or geometries (make check-geometries: the geometries make check
+# does not build). Its guests are in scripts/modes.tsv, the geometries it
+# builds in scripts/geometries.tsv.
+CHECK_JOB=${CHECK_JOB:-check}
+case "$CHECK_JOB" in
+check|soak|geometries) ;;
+*) die "CHECK_JOB must be check, soak or geometries (got '$CHECK_JOB')" ;;
+esac
+PAGE_SIZES=${CHECK_PAGE_SIZES:-$(python3 "$TOP/scripts/modes.py" geometries "$CHECK_JOB" "$TREE")}
 geo() {	# GEOMETRY CMD...: run CMD with PAGE_SIZE and VA_BITS of GEOMETRY
-	local g=$1
+	local g_ps g_va g_levels g_build
+	read -r g_ps g_va g_levels g_build < <(geometry "$1")
 	shift
-	case "$g" in
-	*-va*) PAGE_SIZE=${g%%-va*} VA_BITS=${g##*-va} "$@" ;;
-	*) PAGE_SIZE=$g VA_BITS= "$@" ;;
-	esac
+	PAGE_SIZE=$g_ps VA_BITS=$g_va "$@"
 }
 built=()
 for ps in $PAGE_SIZES; do
-	msg "build ($TREE tree, $ps: $(geo "$ps" bash -c '. "$0"; echo "$VA_BITS-bit VA, $(pt_levels "$PAGE_SIZE" "$VA_BITS") levels"' "$TOP/scripts/lib.sh"))"
+	read -r _ va levels _ < <(geometry "$ps")
+	msg "build ($TREE tree, $ps: $va-bit VA, $levels levels)"
 	fail=
 	for step in apply kernel kmod selftests initramfs; do
 		if ! geo "$ps" "$TOP/scripts/$step.sh"; then
@@ -403,62 +404,39 @@ same_layout() {
 	fi
 }
 
-STRESS_CHECK=${STRESS:-pages=0 rounds=1}
-# Memory hotplug: the guest has 4G of RAM and boots with 3G; the top 1G is
-# hot-added and removed by the tests.
-HOTPLUG="mem=3G linmap.hotplug=0x100000000,0x40000000"
-CHURN=linmap.churn=${CHURN_SECS:-5}
-if [ -n "${CHECK_GEOMETRIES:-}" ]; then
-	for ps in "${built[@]}"; do
-		guest "$ps" bbml2-all "bbml2_test=all $HOTPLUG" "$STRESS_CHECK"
-		guest "$ps" bbml2-boot "bbml2_test=boot" "$STRESS_CHECK"
+# host_checks GEOMETRY MODE CHECKS: the modes.tsv checks after a guest.
+host_checks() {
+	local ps=$1 mode=$2 c
+	for c in ${3//,/ }; do
+		case "$c" in
+		-) ;;
+		allowlist) check_allowlist "$ps" "$CHECK/$ps-$mode.log" ;;
+		bringup-split) check_bringup_split "$ps" "$CHECK/$ps-$mode.log" ;;
+		same-layout=*)
+			if [ -n "${CHECK_MODES:-}" ] && [[ " $CHECK_MODES " != *" ${c#*=} "* ]]; then
+				skip "$ps-${c#*=}: linear map at boot has the same leaves as $ps-$mode" \
+					"CHECK_MODES leaves out ${c#*=}"
+			else
+				same_layout "$ps" "${c#*=}" "$mode"
+			fi ;;
+		*) bad "$ps-$mode: unknown check '$c' in scripts/modes.tsv" ;;
+		esac
 	done
-	finish
-fi
-if [ -n "${SOAK_SECS:-}" ]; then
-	# make soak: the long version of the churn, one guest per mode.
-	export QEMU_TIMEOUT=$((SOAK_SECS * 2 + 900))
-	CHURN=linmap.churn=$SOAK_SECS
-	for ps in "${built[@]}"; do
-		if has_bbml2_test; then
-			guest "$ps" soak-bbml2-all "bbml2_test=all $HOTPLUG $CHURN"
-			guest "$ps" soak-debug-pagealloc "bbml2_test=all debug_pagealloc=on $CHURN"
-			guest "$ps" soak-kfence "bbml2_test=all kfence.sample_interval=5 $CHURN"
-		else
-			guest "$ps" soak-rodata-full "rodata=full $HOTPLUG $CHURN"
-		fi
-	done
-	finish
-fi
-if has_bbml2_test; then
-	# The series with the test-only bbml2_test= parameter.
-	for ps in "${built[@]}"; do
-		guest "$ps" bbml2-all "bbml2_test=all $HOTPLUG $([ "$ps" = 4K ] && echo "$CHURN")" \
-			"$STRESS_CHECK"
-		check_allowlist "$ps" "$CHECK/$ps-bbml2-all.log"
-		check_bringup_split "$ps" "$CHECK/$ps-bbml2-all.log"
-		guest "$ps" rodata-on "bbml2_test=all rodata=on $HOTPLUG" \
-			"$([ "$ps" = 4K ] && echo "$STRESS_CHECK")"
-		same_layout "$ps" bbml2-all rodata-on
-		guest "$ps" bbml2-none "bbml2_test=none $HOTPLUG" "$STRESS_CHECK"
-		guest "$ps" bbml2-boot "bbml2_test=boot" "$STRESS_CHECK"
-		[ "$ps" = 4K ] || continue
-		guest "$ps" bbml2-secondary "bbml2_test=secondary" "$STRESS_CHECK"
-		guest "$ps" late-cpu "bbml2_test=0-2 maxcpus=2" "" 4
-		guest "$ps" debug-pagealloc "bbml2_test=all debug_pagealloc=on $CHURN" "$STRESS_CHECK"
-		guest "$ps" kfence "bbml2_test=all kfence.sample_interval=5 $CHURN" "$STRESS_CHECK"
-		guest "$ps" rodata-off "bbml2_test=all rodata=off" "$STRESS_CHECK"
-	done
-else
-	# Unpatched 6.12.
-	for ps in "${built[@]}"; do
-		guest "$ps" rodata-full "rodata=full $HOTPLUG $CHURN" "$STRESS_CHECK"
-		guest "$ps" rodata-on "rodata=on kfence.sample_interval=100" "$STRESS_CHECK"
-		guest "$ps" rodata-off "rodata=off" "$STRESS_CHECK"
-		guest "$ps" debug-pagealloc "debug_pagealloc=on" "$STRESS_CHECK"
-		guest "$ps" kfence "kfence.sample_interval=10" "$STRESS_CHECK"
-	done
-fi
+}
+
+# make soak: the long version of the churn; a guest may take twice as long.
+[ "$CHECK_JOB" != soak ] || export QEMU_TIMEOUT=$((${SOAK_SECS:-600} * 2 + 900))
+mapfile -t guests < <(python3 "$TOP/scripts/modes.py" list "$CHECK_JOB" "$TREE" "${built[@]}")
+[ ${#guests[@]} -gt 0 ] || bad "guests: scripts/modes.tsv has none for job $CHECK_JOB, $TREE tree${CHECK_MODES:+, CHECK_MODES=$CHECK_MODES}"
+for g in "${guests[@]}"; do
+	IFS=$'\t' read -r ps mode cmd stress smp checks <<<"$g"
+	[ "$cmd" != - ] || cmd=
+	[ "$stress" != - ] || stress=
+	[ "$smp" != - ] || smp=
+	guest "$ps" "$mode" "$cmd" "$stress" "$smp"
+	host_checks "$ps" "$mode" "$checks"
+done
+[ "$CHECK_JOB" = check ] || finish
 
 # ---- 3b. as on a board ----------------------------------------------------
 # The 'make install-tests' tarball for the first kernel built, unpacked in
@@ -467,7 +445,7 @@ fi
 # in for a CPU that the BBML2_NOABORT allowlist names.
 board_guest() {
 	local ps=$1 mode=$1-board kdir tar initrd data tap line f missing=
-	kdir=$(geo "$ps" bash -c '. "$0"; echo "$BUILD"' "$TOP/scripts/lib.sh")
+	read -r _ _ _ kdir < <(geometry "$ps")
 	if ! tar=$(env -u LINMAP_KO INSTALL_OUT="$CHECK/install-tests" KDIR="$kdir" \
 		"$TOP/scripts/install-tests.sh" 2>"$CHECK/install-tests.log"); then
 		bad "install-tests: tarball for the $ps kernel" "$(tail -20 "$CHECK/install-tests.log")"

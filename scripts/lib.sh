@@ -28,16 +28,18 @@ case "$PAGE_SIZE" in
 4K|16K|64K) ;;
 *) die "PAGE_SIZE must be 4K, 16K or 64K (got '$PAGE_SIZE')" ;;
 esac
-# The kit's geometry for each page size: between them, 4 (4K/48), 2 (16K/36)
-# and 3 (64K/48) levels of tables. VA_BITS picks any other that 6.12 offers.
-default_va_bits() {
-	case "$1" in 4K) echo 48 ;; 16K) echo 36 ;; 64K) echo 48 ;; esac
+# The geometries 6.12 offers (scripts/geometries.tsv): the one named after
+# a page size is its default; VA_BITS picks any other.
+GEOMETRIES_TSV=$TOP/scripts/geometries.tsv
+default_va_bits() {	# PAGE_SIZE
+	awk -v n="$1" '!/^#/ && $1 == n { print $3 }' "$GEOMETRIES_TSV"
 }
 VA_BITS=${VA_BITS:-$(default_va_bits "$PAGE_SIZE")}
-case "$PAGE_SIZE/$VA_BITS" in
-4K/39|4K/48|4K/52|16K/36|16K/47|16K/48|16K/52|64K/42|64K/48|64K/52) ;;
-*) die "VA_BITS=$VA_BITS is not offered with $PAGE_SIZE pages (4K: 39 48 52; 16K: 36 47 48 52; 64K: 42 48 52)" ;;
-esac
+awk -v p="$PAGE_SIZE" -v v="$VA_BITS" '!/^#/ && $2 == p && $3 == v { f = 1 } END { exit !f }' \
+	"$GEOMETRIES_TSV" ||
+	die "VA_BITS=$VA_BITS is not offered with $PAGE_SIZE pages ($(awk '!/^#/ && NF {
+		v[$2] = v[$2] " " $3 } END { printf "4K:%s; 16K:%s; 64K:%s", v["4K"], v["16K"], v["64K"] }' \
+		"$GEOMETRIES_TSV"))"
 # Levels of translation: each level resolves PAGE_SHIFT - 3 bits.
 pt_levels() {	# PAGE_SIZE VA_BITS
 	local shift
@@ -93,8 +95,19 @@ tree_name() {
 }
 
 TREE=$(tree_name)
-VARIANT=$PAGE_SIZE$([ "$VA_BITS" = "$(default_va_bits "$PAGE_SIZE")" ] ||
-	echo "-va$VA_BITS")$([ "$DEBUG" = on ] || echo -nodebug)
+# The build directory's name: page size, VA size unless the default, debug.
+variant_of() {	# PAGE_SIZE VA_BITS
+	echo "$1$([ "$2" = "$(default_va_bits "$1")" ] || echo "-va$2")$([ "$DEBUG" = on ] ||
+		echo -nodebug)"
+}
+# geometry NAME: "PAGE_SIZE VA_BITS LEVELS BUILD" of a geometry name (4K,
+# 16K-va47), for scripts that handle several.
+geometry() {
+	local ps=${1%%-va*} va=${1##*-va}
+	[ "$va" != "$1" ] || va=$(default_va_bits "$ps")
+	echo "$ps $va $(pt_levels "$ps" "$va") $OUT/trees/$TREE/build-$(variant_of "$ps" "$va")"
+}
+VARIANT=$(variant_of "$PAGE_SIZE" "$VA_BITS")
 # KIT_SRC/KIT_BUILD point the build scripts at another tree (check-series).
 SRC=${KIT_SRC:-$OUT/trees/$TREE/src}
 BUILD=${KIT_BUILD:-$OUT/trees/$TREE/build-$VARIANT}
