@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report import KINDS, parse  # noqa: E402
+from linmap_data import KINDS, parse  # noqa: E402
 
 SETUPS = [
     ("full-unpatched", "unpatched 6.12, rodata=full"),

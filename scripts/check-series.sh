@@ -122,7 +122,7 @@ STEP_TESTS=${SERIES_STEP_TESTS:-state_sane,counts_consistent,boot_layout,leaf_lo
 # the quick selftests; pass if the guest finishes, the log has no kernel
 # splat and the TAP output has no failure.
 boot_step() {
-	local n=$1 name=$2 log=$W/logs/step-$1 tap
+	local n=$1 name=$2 log=$W/logs/step-$1 totals fails
 	if ! { "$TOP/scripts/kmod.sh" && "$TOP/scripts/selftests.sh" &&
 	       "$TOP/scripts/initramfs.sh"; } >"$log.build" 2>&1; then
 		bad "boots ($PAGE_SIZE) after: $name" "module, selftests or initramfs failed; see $log.build"
@@ -135,12 +135,13 @@ boot_step() {
 		bad "boots ($PAGE_SIZE) after: $name" "$(tail -8 "$log.boot")"
 		return
 	fi
-	tap=$(sed -n '/^\[tap\]/,$p' "$log.data")
-	if ! grep -q '^# Totals: pass:[1-9]' <<<"$tap" || grep -q '^not ok' <<<"$tap"; then
-		bad "boots ($PAGE_SIZE) after: $name" "$(grep -E '^(not ok|# Totals)' <<<"$tap")"
+	totals=$(linmap_data totals "$log.data") || true
+	fails=$(linmap_data tap "$log.data" | awk -F'\t' '$1 == "fail" { print "not ok " $2 }')
+	if [[ "$totals" != "Totals: pass:"[1-9]* ]] || [ -n "$fails" ]; then
+		bad "boots ($PAGE_SIZE) after: $name" "$fails${fails:+$'\n'}${totals:-no Totals line}"
 		return
 	fi
-	ok "boots ($PAGE_SIZE) after: $name ($(grep '^# Totals' <<<"$tap" | sed 's/^# //'))"
+	ok "boots ($PAGE_SIZE) after: $name ($totals)"
 }
 
 mkdir -p "$W/logs"

@@ -146,4 +146,7 @@ has_bbml2_test() {
 	grep -q bbml2_test "$SRC/arch/arm64/kernel/cpufeature.c" 2>/dev/null
 }
 
+# The guest's data block, read by scripts/linmap_data.py (see its usage).
+linmap_data() { python3 "$TOP/scripts/linmap_data.py" "$@"; }
+
 stamp_of() { sha256sum "$@" 2>/dev/null | sha256sum | cut -c1-16; }

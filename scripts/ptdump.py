@@ -13,31 +13,18 @@ usage:
                                   distribution outside the kernel image
                                   alias and the KFENCE pool
 """
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from linmap_data import parse, sections  # noqa: E402
 
 LINE = re.compile(r"^(0x[0-9a-f]+)-(0x[0-9a-f]+)\s+\S+\s+(PUD|PMD|PTE)\s+(.*)$")
 
 
-def section(path, name):
-    out, cur = [], None
-    for line in open(path, errors="replace"):
-        line = line.rstrip("\n")
-        if line.startswith("[") and line.endswith("]"):
-            cur = line[1:-1]
-            continue
-        if cur == name:
-            out.append(line)
-    return out
-
-
 def state(path):
-    st = {}
-    for line in section(path, "state"):
-        if "=" in line:
-            k, v = line.split("=", 1)
-            st[k] = v
-    return st
+    return {k: str(v) for k, v in parse(path).get("state", {}).items()}
 
 
 def ranges(st):
@@ -54,7 +41,7 @@ def counts(path, exclude=()):
     st = state(path)
     ps = int(st.get("page_size", "4096"))
     size = {"PTE": ps, "PMD": ps * (ps // 8), "PUD": ps * (ps // 8) ** 2}
-    lines = section(path, "ptdump.boot")
+    lines = sections(path).get("ptdump.boot")
     if not lines:
         raise SystemExit("%s: no [ptdump.boot] section" % path)
     n = {}

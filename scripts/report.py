@@ -3,38 +3,18 @@
 """Turn a guest data block (NAME.data) into JSON and a readable report.
 
 usage: report.py DATA JSON_OUT [LABEL]
+       report.py --check JSON ROUNDS
 Prints the report on stdout. Exits 1 if the data is incomplete or the
-stress reported errors.
+stress reported errors. --check: exit 1 unless the report JSON is complete
+and sane (leaves and table pages at every point, table bytes that are
+table pages x page size, ROUNDS timed rounds, no error, no problem).
 """
 import json
+import os
 import sys
 
-KINDS = ["pud", "cont_pmd", "pmd", "cont_pte", "pte"]
-
-
-def parse(path):
-    sections, cur = {}, None
-    for line in open(path, errors="replace"):
-        line = line.rstrip("\n")
-        if line.startswith("@@LINMAP"):
-            if line.startswith("@@LINMAP-END"):
-                sections.setdefault("end", {})["rc"] = line.split("rc=")[-1]
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            cur = sections.setdefault(line[1:-1], {})
-            continue
-        if cur is None or "=" not in line:
-            continue
-        k, v = line.split("=", 1)
-        cur[k] = num(v)
-    return sections
-
-
-def num(v):
-    try:
-        return int(v, 0)
-    except ValueError:
-        return v
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from linmap_data import KINDS, module, parse  # noqa: E402
 
 
 def human(n):
@@ -60,14 +40,39 @@ def counts_of(sec, prefix=""):
     return out
 
 
+def check(jpath, nrounds):
+    """What is wrong with a report JSON, as a list."""
+    r = json.load(open(jpath))
+    wrong = []
+    for point in ("boot", "during", "after"):
+        c = r["counts"].get(point, {})
+        if sum(c.get(k, 0) for k in KINDS) <= 0 or not c.get("table_pages"):
+            wrong.append("%s: no leaves or table pages" % point)
+        elif c.get("table_bytes") != c["table_pages"] * r["state"].get("page_size", 0):
+            wrong.append("%s: table_bytes is not table_pages x page size" % point)
+    if len(r["rounds_ns"]) != nrounds or not all(x["ro"] for x in r["rounds_ns"]):
+        wrong.append("%d timed rounds, wanted %d" % (len(r["rounds_ns"]), nrounds))
+    if r["stress"].get("errors") != 0:
+        wrong.append("stress errors: %s" % r["stress"].get("errors"))
+    return wrong + r["problems"]
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--check":
+        wrong = check(sys.argv[2], int(sys.argv[3]))
+        for w in wrong:
+            print("report: " + w)
+        return 1 if wrong else 0
+    if len(sys.argv) < 3:
+        sys.stderr.write(__doc__)
+        return 2
     data, jout = sys.argv[1], sys.argv[2]
     label = sys.argv[3] if len(sys.argv) > 3 else ""
     s = parse(data)
     meta, state = s.get("meta", {}), s.get("state", {})
     stress = s.get("stress", {})
     problems = []
-    if meta.get("module") != "loaded":
+    if module(data) != "loaded":
         problems.append("the test module did not load")
     for need in ("state", "counts.boot", "stress", "counts.after"):
         if need not in s:

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The guest's data block (NAME.data), for every script that reads one.
+
+The guest prints, between '@@LINMAP-BEGIN' and '@@LINMAP-END rc=N',
+sections: a '[name]' line, then 'key=value' lines (or raw lines, as in
+[ptdump.boot]); 'module=loaded' or 'module=failed' stands in whichever
+section is open when the module is loaded; [tap], the kselftests' output,
+comes last and runs to the end marker.
+
+usage:
+  linmap_data.py tap FILE [--nested]   one TAP result a line:
+        ok|fail|skip<TAB>NUMBER NAME<TAB>reason (a SKIP's reason, or a
+        failure's directive); --nested: the results one level down
+        ('# ok ...', as run_kselftest.sh prints its tests' own)
+  linmap_data.py totals FILE           kselftest's 'Totals: pass:...' line
+  linmap_data.py log FILE NAME         the output of test NAME, from its
+                                       RUN line to its result (25 lines)
+  linmap_data.py get FILE SECTION KEY  a value; exit 1 if there is none
+  linmap_data.py has FILE SECTION      exit 0 if the section is there
+  linmap_data.py section FILE SECTION  the section's lines as printed
+  linmap_data.py module FILE           loaded, failed or missing
+"""
+import re
+import sys
+
+KINDS = ["pud", "cont_pmd", "pmd", "cont_pte", "pte"]
+TAP_RESULT = re.compile(r"^(not ok|ok) (\d+)(?: (.*?))?(?: # (.*))?$")
+
+
+def sections(path):
+    """{section: [lines]}, in order; 'end' holds the end marker's rc."""
+    out, cur = {}, None
+    for line in open(path, errors="replace"):
+        line = line.rstrip("\r\n")
+        if line.startswith("@@LINMAP-END"):
+            out["end"] = ["rc=" + line.split("rc=")[-1]]
+            cur = None
+            continue
+        if line.startswith("@@LINMAP"):
+            continue
+        # [tap] is the kselftests' own text: nothing in it opens a section.
+        if cur != "tap" and line.startswith("[") and line.endswith("]"):
+            cur = line[1:-1]
+            out.setdefault(cur, [])
+            continue
+        if cur is not None:
+            out[cur].append(line)
+    return out
+
+
+def num(v):
+    try:
+        return int(v, 0)
+    except ValueError:
+        return v
+
+
+def parse(path):
+    """{section: {key: value}}, values as numbers where they are."""
+    out = {}
+    for name, lines in sections(path).items():
+        if name == "tap":
+            continue
+        sec = out.setdefault(name, {})
+        for line in lines:
+            k, eq, v = line.partition("=")
+            if eq:
+                sec[k] = num(v)
+    return out
+
+
+def module(path):
+    for lines in sections(path).values():
+        for line in lines:
+            if line in ("module=loaded", "module=failed"):
+                return line[len("module="):]
+    return "missing"
+
+
+def tap(path, nested=False):
+    """[(status, 'NUMBER NAME', reason)] of one level of the TAP output."""
+    prefix = "# " if nested else ""
+    out = []
+    for line in sections(path).get("tap", []):
+        if not line.startswith(prefix) or (not nested and line.startswith("#")):
+            continue
+        m = TAP_RESULT.match(line[len(prefix):])
+        if not m:
+            continue
+        name = m.group(2) + (" " + m.group(3) if m.group(3) else "")
+        directive = m.group(4) or ""
+        if m.group(1) == "not ok":
+            out.append(("fail", name, directive))
+        elif directive.upper().startswith("SKIP"):
+            out.append(("skip", name, directive[4:].strip()))
+        else:
+            out.append(("ok", name, directive))
+    return out
+
+
+def totals(path):
+    for line in sections(path).get("tap", []):
+        if line.startswith("# Totals:"):
+            return line[2:]
+    return None
+
+
+def test_log(path, name, most=25):
+    """The lines of one test, from '#  RUN name ...' to its result."""
+    name = name.split()[-1]
+    out, on = [], False
+    for line in sections(path).get("tap", []):
+        if re.match(r"^#\s+RUN\s+%s " % re.escape(name), line):
+            on = True
+        if on:
+            out.append(line)
+            if line.startswith("not ok ") or line.startswith("ok "):
+                on = False
+    return out[-most:]
+
+
+def main(argv):
+    if len(argv) in (2, 3) and argv[0] == "tap" and argv[2:] in ([], ["--nested"]):
+        for r in tap(argv[1], nested=len(argv) == 3):
+            print("\t".join(r))
+        return 0
+    if len(argv) == 2 and argv[0] == "totals":
+        t = totals(argv[1])
+        if t:
+            print(t)
+        return 0 if t else 1
+    if len(argv) == 3 and argv[0] == "log":
+        print("\n".join(test_log(argv[1], argv[2])))
+        return 0
+    if len(argv) == 4 and argv[0] == "get":
+        v = parse(argv[1]).get(argv[2], {}).get(argv[3])
+        if v is None:
+            return 1
+        print(v)
+        return 0
+    if len(argv) == 3 and argv[0] == "has":
+        return 0 if argv[2] in sections(argv[1]) else 1
+    if len(argv) == 3 and argv[0] == "section":
+        lines = sections(argv[1]).get(argv[2])
+        if lines is None:
+            return 1
+        print("\n".join(lines))
+        return 0
+    if len(argv) == 2 and argv[0] == "module":
+        print(module(argv[1]))
+        return 0
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
