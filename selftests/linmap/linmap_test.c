@@ -19,16 +19,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "linmap_uapi.h"
 
 #define LM_DEBUGFS		"/sys/kernel/debug"
 #ifndef LM_DIR
-#define LM_DIR			LM_DEBUGFS "/linmap_test"
+#define LM_DIR			LM_DEBUGFS "/" LM_DIR_NAME
 #endif
 #define LM_KO			"/lib/modules/linmap_test.ko"
 #define LM_DEBUGFS_MAGIC	0x64626720
@@ -42,39 +44,8 @@
 #define LM_STRESS_TIMEOUT	3600
 #endif
 
-/* Leaf kinds, largest first, as listed in "levels". */
-enum lm_kind {
-	LM_PUD,
-	LM_CONT_PMD,
-	LM_PMD,
-	LM_CONT_PTE,
-	LM_PTE,
-	LM_NR_KINDS,
-};
-
-static const char * const lm_kind_name[LM_NR_KINDS] = {
-	[LM_PUD]	= "pud",
-	[LM_CONT_PMD]	= "cont_pmd",
-	[LM_PMD]	= "pmd",
-	[LM_CONT_PTE]	= "cont_pte",
-	[LM_PTE]	= "pte",
-};
-
-/* Scopes of "counts"; rest is all minus kimage minus kfence. */
-enum lm_scope {
-	LM_ALL,
-	LM_KIMAGE,
-	LM_KFENCE,
-	LM_REST,
-	LM_NR_SCOPES,
-};
-
-static const char * const lm_scope_name[LM_NR_SCOPES] = {
-	[LM_ALL]	= "all",
-	[LM_KIMAGE]	= "kimage",
-	[LM_KFENCE]	= "kfence",
-	[LM_REST]	= "rest",
-};
+static const char * const lm_kind_name[LM_NR_KINDS] = LM_KIND_NAMES;
+static const char * const lm_scope_name[LM_NR_SCOPES] = LM_SCOPE_NAMES;
 
 enum lm_kfence {
 	LM_KFENCE_NONE,
@@ -99,6 +70,7 @@ struct lm_state {
 	unsigned long long rodata_full;
 	unsigned long long debug_pagealloc;
 	unsigned long long can_set_direct_map;
+	unsigned long long linear_blocks;	/* the module's reading of the policy */
 	int kfence;
 	int bbml2;			/* 1, 0, or -1 for unknown */
 	struct lm_range kfence_pool;
@@ -118,17 +90,6 @@ struct lm_counts {
 	unsigned long long table_bytes;
 	unsigned long long mapped_bytes;
 };
-
-struct lm_leaf {
-	unsigned long long addr;
-	unsigned long long entry_size;
-	unsigned long long writable;
-	unsigned long long valid;
-	int kind;			/* enum lm_kind, or -1 for "none" */
-};
-
-/* The module reports per-page probe maps for areas up to this size. */
-#define LM_MAP_MAX	256
 
 struct lm_area {
 	unsigned long long pages;
@@ -419,6 +380,7 @@ static void lm_parse_state(struct __test_metadata *_metadata, struct lm_state *s
 	st->rodata_full = lm_need_bool(_metadata, "state", buf, "rodata_full");
 	st->debug_pagealloc = lm_need_bool(_metadata, "state", buf, "debug_pagealloc");
 	st->can_set_direct_map = lm_need_bool(_metadata, "state", buf, "can_set_direct_map");
+	st->linear_blocks = lm_need_bool(_metadata, "state", buf, "linear_blocks");
 	st->kfence = lm_need_enum(_metadata, "state", buf, "kfence", lm_kfence_name, 3);
 	st->bbml2 = lm_need_enum(_metadata, "state", buf, "bbml2", lm_bbml2_name, 3) - 1;
 	lm_need_range(_metadata, "state", buf, "kfence_pool", &st->kfence_pool, true);
@@ -484,45 +446,49 @@ static void lm_log_counts(struct __test_metadata *_metadata,
 	}
 }
 
+/* LM_IOC_LEAF on the "leaf" file. Returns 0 or -errno. */
+static int lm_leaf(struct lm_leaf_query *q)
+{
+	int fd, ret = 0;
+
+	fd = open(LM_DIR "/leaf", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, LM_IOC_LEAF, q))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static unsigned long long lm_entry_size(int kind, unsigned long long ps);
+
 static void lm_get_leaf(struct __test_metadata *_metadata,
 			const struct lm_state *st, unsigned long long va,
-			struct lm_leaf *l)
+			struct lm_leaf_query *q)
 {
-	char cmd[32], kind[32];
-	unsigned long long base;
-	char *buf;
-	int ret, err;
+	int ret;
 
-	snprintf(cmd, sizeof(cmd), "0x%llx", va);
-	ret = lm_write("leaf", cmd);
-	ASSERT_EQ(0, ret) TH_LOG("leaf %s: %s", cmd, strerror(-ret));
-	buf = lm_read("leaf");
-	err = errno;
-	ASSERT_NE(NULL, buf) TH_LOG("cannot read %s/leaf: %s", LM_DIR, strerror(err));
-
-	memset(l, 0, sizeof(*l));
-	l->addr = lm_need_ull(_metadata, "leaf", buf, "addr");
-	l->entry_size = lm_need_ull(_metadata, "leaf", buf, "entry_size");
-	l->writable = lm_need_bool(_metadata, "leaf", buf, "writable");
-	l->valid = lm_need_bool(_metadata, "leaf", buf, "valid");
-	lm_need_str(_metadata, "leaf", buf, "kind", kind, sizeof(kind));
-	l->kind = lm_kind_index(kind);
-	if (l->kind < 0) {
-		ASSERT_STREQ("none", kind) TH_LOG("leaf: unknown kind for 0x%llx", va);
-	} else {
-		ASSERT_TRUE(st->has[l->kind])
-			TH_LOG("leaf: kind %s not in levels", kind);
+	memset(q, 0, sizeof(*q));
+	q->addr = va;
+	ret = lm_leaf(q);
+	ASSERT_EQ(0, ret) TH_LOG("leaf 0x%llx: %s", va, strerror(-ret));
+	if (q->kind < 0) {
+		ASSERT_EQ(-1, q->kind);
+		/* Unmapped: nothing may be claimed about an entry. */
+		ASSERT_EQ(0, q->entry | q->entry_size | q->valid | q->writable)
+			TH_LOG("leaf 0x%llx: unmapped, yet an entry is reported", va);
+		return;
 	}
-
-	/*
-	 * The answer must be about the address we asked for (the module may
-	 * echo it or give the entry's base); anything else means the read
-	 * returned a stale lookup.
-	 */
-	base = l->entry_size ? va & ~(l->entry_size - 1) : va;
-	ASSERT_TRUE(l->addr == va || l->addr == base)
-		TH_LOG("leaf: asked for 0x%llx, got addr=0x%llx", va, l->addr);
-	free(buf);
+	ASSERT_GT(LM_NR_KINDS, q->kind) TH_LOG("leaf 0x%llx: kind %d", va, q->kind);
+	ASSERT_TRUE(st->has[q->kind])
+		TH_LOG("leaf: kind %s not in levels", lm_kind_name[q->kind]);
+	/* The answer must be an entry of that kind, as the walk sees it. */
+	ASSERT_EQ(lm_entry_size(q->kind, st->page_size), q->entry_size)
+		TH_LOG("leaf 0x%llx: %s of %llu bytes", va, lm_kind_name[q->kind],
+		       (unsigned long long)q->entry_size);
+	ASSERT_NE(0, q->entry) TH_LOG("leaf 0x%llx: a mapped leaf of 0", va);
+	ASSERT_GE(1, q->valid);
+	ASSERT_GE(1, q->writable);
 }
 
 static void lm_area_cmd(struct __test_metadata *_metadata, bool *used,
@@ -627,19 +593,6 @@ static void lm_expect_unchanged(struct __test_metadata *_metadata,
 			TH_LOG("%s leaves changed", lm_kind_name[k]);
 	}
 	EXPECT_EQ(before->table_pages, after->table_pages);
-}
-
-/* Does the kernel claim it must map the linear map with PTEs only? */
-static bool lm_page_granular(const struct lm_state *st)
-{
-	/*
-	 * debug_pagealloc always needs PTEs; rodata=full and a KFENCE pool
-	 * that may be set up late need them only when live blocks cannot be
-	 * split (no BBML2_NOABORT).
-	 */
-	return st->debug_pagealloc ||
-	       (st->bbml2 != 1 &&
-		(st->rodata_full || st->kfence == LM_KFENCE_LATE));
 }
 
 /*
@@ -914,6 +867,24 @@ TEST_F(linmap, state_sane)
 		lm_log_raw(_metadata, "state", st->raw);
 }
 
+/*
+ * The tests take the block policy from the module's linear_blocks; check
+ * it once against the facts it follows from: debug_pagealloc forces pages,
+ * and so does a direct map that may change (rodata=full, a KFENCE pool
+ * set up late: what can_set_direct_map() says) unless BBML2_NOABORT lets
+ * live blocks be split.
+ */
+TEST_F(linmap, linear_blocks)
+{
+	const struct lm_state *st = &self->st;
+	bool may_change = st->rodata_full || st->kfence == LM_KFENCE_LATE;
+
+	EXPECT_EQ(!st->debug_pagealloc && (st->bbml2 == 1 || !may_change),
+		  st->linear_blocks);
+	EXPECT_EQ(!st->debug_pagealloc &&
+		  (st->bbml2 == 1 || !st->can_set_direct_map), st->linear_blocks);
+}
+
 TEST_F(linmap, counts_consistent)
 {
 	const struct lm_state *st = &self->st;
@@ -990,7 +961,7 @@ TEST_F(linmap, boot_layout)
 {
 	const struct lm_state *st = &self->st;
 	unsigned long long blocks = 0, kfence_bytes = 0;
-	bool granular = lm_page_granular(st);
+	bool granular = !st->linear_blocks;
 	struct lm_counts c;
 	int k;
 
@@ -1034,7 +1005,7 @@ TEST_F(linmap, leaf_lookup)
 {
 	const struct lm_state *st = &self->st;
 	struct lm_counts c;
-	struct lm_leaf l;
+	struct lm_leaf_query l;
 	int ret;
 
 	lm_get_counts(_metadata, st, &c);
@@ -1044,7 +1015,9 @@ TEST_F(linmap, leaf_lookup)
 	EXPECT_EQ(c.size[l.kind], l.entry_size);
 
 	/* A user address is not in the linear map: the lookup must refuse it. */
-	ret = lm_write("leaf", "0x1000");
+	memset(&l, 0, sizeof(l));
+	l.addr = 0x1000;
+	ret = lm_leaf(&l);
 	EXPECT_EQ(-EINVAL, ret);
 }
 
@@ -1193,10 +1166,10 @@ TEST_F(linmap, ro_single_page_split)
 {
 	const struct lm_state *st = &self->st;
 	struct lm_counts before, after;
-	struct lm_leaf lb, la, lr;
+	struct lm_leaf_query lb, la, lr;
 	struct lm_area a;
 
-	bool blocks = st->rodata_full && !lm_page_granular(st);
+	bool blocks = st->rodata_full && st->linear_blocks;
 
 	/*
 	 * Where the linear map keeps blocks under rodata=full, ask for a page
@@ -1219,7 +1192,7 @@ TEST_F(linmap, ro_single_page_split)
 	EXPECT_EQ(0, a.last_ret);
 	lm_get_counts(_metadata, st, &after);
 	lm_get_leaf(_metadata, st, a.alias0, &la);
-	TH_LOG("alias0 0x%llx: %s writable=%llu -> %s writable=%llu", a.alias0,
+	TH_LOG("alias0 0x%llx: %s writable=%u -> %s writable=%u", a.alias0,
 	       lm_kind_name[lb.kind], lb.writable,
 	       la.kind < 0 ? "none" : lm_kind_name[la.kind], la.writable);
 	EXPECT_EQ(1, la.valid);
@@ -1351,7 +1324,7 @@ TEST_F_TIMEOUT(linmap, cpa_aimed_groups, 600)
 	char *buf;
 	int ret;
 
-	if (!st->rodata_full || lm_page_granular(st) || st->bbml2 != 1)
+	if (!st->rodata_full || !st->linear_blocks || st->bbml2 != 1)
 		SKIP(return, "the linear map has no splittable blocks here (rodata_full=%llu, bbml2=%d)",
 		     st->rodata_full, st->bbml2);
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
@@ -1548,9 +1521,8 @@ TEST_F_TIMEOUT(linmap, hotplug_policy, 600)
 	EXPECT_EQ(0, lm_need_ll(_metadata, "hotplug", buf, "add_ret"));
 	EXPECT_EQ(0, lm_need_ll(_metadata, "hotplug", buf, "remove_ret"));
 	want_blocks = lm_need_bool(_metadata, "hotplug", buf, "want_blocks");
-	/* The same policy as boot memory, as the test derives it. */
-	EXPECT_EQ(!self->st.debug_pagealloc &&
-		  (self->st.bbml2 == 1 || !self->st.can_set_direct_map), want_blocks);
+	/* The same policy as boot memory. */
+	EXPECT_EQ(self->st.linear_blocks, want_blocks);
 	blocks = lm_need_ull(_metadata, "hotplug", buf, "added.cont_pmd") +
 		 lm_need_ull(_metadata, "hotplug", buf, "added.pmd");
 	if (self->st.has[LM_PUD])
