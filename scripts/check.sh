@@ -270,7 +270,7 @@ intree_check() {
 	rm -rf "$t"
 	mkdir -p "$t"
 	(cd "$SRC" && cp -a --parents tools scripts/subarch.include "$t/") &&
-		cp -a "$TOP/selftests/linmap" "$t/tools/testing/selftests/" || {
+		copy_selftests "$t/tools/testing/selftests" || {
 		bad "$name" "cannot copy $SRC/tools"
 		return 0
 	}

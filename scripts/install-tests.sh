@@ -44,25 +44,15 @@ fi
 W=${INSTALL_OUT:-$OUT/install-tests}/$release
 stage=$W/kselftest_install
 rm -rf "$W"
-mkdir -p "$W/kmod" "$W/selftests" "$stage/kselftest" "$stage/linmap"
+mkdir -p "$stage/kselftest" "$stage/linmap"
 
-# Kbuild writes external-module objects next to the sources: build a copy.
-cp "$TOP"/kmod/*.c "$TOP"/kmod/*.h "$TOP"/kmod/Makefile "$W/kmod/"
 msg "building kmod/ against $KDIR ($release, ${CROSS_COMPILE:-native} gcc)"
-make -C "$KDIR" M="$W/kmod" ARCH=arm64 CROSS_COMPILE="$CROSS_COMPILE" -j"$JOBS" \
-	modules >"$W/kmod/build.log" 2>&1 || {
-	tail -30 "$W/kmod/build.log" >&2
-	die "module build failed; see $W/kmod/build.log"
-}
+build_kmod "$W/kmod" make -C "$KDIR" ARCH=arm64 CROSS_COMPILE="$CROSS_COMPILE" -j"$JOBS"
 # A kernel other than the kit's may warn (another compiler): show, go on.
 grep -E 'warning:' "$W/kmod/build.log" >&2 && warn "module build warnings above ($W/kmod/build.log)"
 
 msg "building selftests/linmap with $KSELFTEST"
-make -s -C "$TOP/selftests/linmap" KSELFTEST="$KSELFTEST" \
-	CC="${CROSS_COMPILE}gcc" OUTPUT="$W/selftests" >"$W/selftests/build.log" 2>&1 || {
-	cat "$W/selftests/build.log" >&2
-	die "selftests build failed; see $W/selftests/build.log"
-}
+build_selftests "$KSELFTEST" "$W/selftests"
 
 # The files and modes of kselftest's install target (its Makefile lists the
 # runner files, which change between releases).

@@ -129,6 +129,47 @@ kmake() {
 		HOSTCC="ccache gcc" "$@"
 }
 
+# build_kmod DIR MAKE...: build kmod/ with 'MAKE M=DIR modules'. 6.12's
+# Kbuild writes external-module objects next to the sources, so they are
+# built from a copy in DIR, which keeps the repository clean.
+build_kmod() {
+	local dir=$1 f
+	shift
+	mkdir -p "$dir"
+	# Sources no longer in kmod/ (renamed or removed) must not be built.
+	for f in "$dir"/*.c "$dir"/*.h; do
+		[ -e "$f" ] || continue
+		[ -e "$TOP/kmod/${f##*/}" ] || rm -f "$f" "${f%.*}.o"
+	done
+	# Copy only what changed, so an unchanged module is not rebuilt.
+	for f in "$TOP"/kmod/*.c "$TOP"/kmod/*.h "$TOP"/kmod/Makefile; do
+		[ -e "$f" ] || continue
+		cmp -s "$f" "$dir/${f##*/}" || cp "$f" "$dir/"
+	done
+	"$@" M="$dir" modules >"$dir/build.log" 2>&1 || {
+		tail -30 "$dir/build.log" >&2
+		die "module build failed; see $dir/build.log"
+	}
+	ls "$dir"/linmap_test.ko "$dir"/linmap_churn.ko >/dev/null
+}
+
+# build_selftests KSELFTEST DIR: selftests/linmap as static aarch64
+# binaries in DIR, with the lib.mk of KSELFTEST (<linux>/tools/testing/selftests).
+build_selftests() {
+	mkdir -p "$2"
+	make -s -C "$TOP/selftests/linmap" KSELFTEST="$1" \
+		CC="${CROSS_COMPILE}gcc" OUTPUT="$2" >"$2/build.log" 2>&1 || {
+		cat "$2/build.log" >&2
+		die "selftests build failed; see $2/build.log"
+	}
+}
+
+# copy_selftests DIR: selftests/linmap into DIR/linmap, with the interface
+# header it shares with kmod/ (its Makefile finds it there outside this repo).
+copy_selftests() {
+	cp -a "$TOP/selftests/linmap" "$1/" && cp "$TOP/kmod/linmap_uapi.h" "$1/linmap/"
+}
+
 require_cmds() {
 	local c missing=()
 	for c in "$@"; do

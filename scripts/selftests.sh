@@ -6,11 +6,6 @@
 require_cmds "${CROSS_COMPILE}gcc"
 [ -d "$SRC/tools/testing/selftests" ] || die "no selftests in $SRC; run 'make tree'"
 dir=$BUILD/selftests
-mkdir -p "$dir"
-make -s -C "$TOP/selftests/linmap" KSELFTEST="$SRC/tools/testing/selftests" \
-	CC="${CROSS_COMPILE}gcc" OUTPUT="$dir" >"$dir/build.log" 2>&1 || {
-	cat "$dir/build.log" >&2
-	die "selftests build failed; see $dir/build.log"
-}
+build_selftests "$SRC/tools/testing/selftests" "$dir"
 file "$dir/linmap_test" 2>/dev/null | grep -q 'statically linked' ||
 	[ ! -x /usr/bin/file ] || die "$dir/linmap_test is not a static binary"
