@@ -23,7 +23,7 @@ S := scripts
 	clean distclean
 
 help:
-	@sed -n 's/^## //p' $(S)/help.txt
+	@python3 $(S)/help.py
 
 deps:
 	@$(S)/deps.sh
