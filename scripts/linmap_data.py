@@ -66,7 +66,8 @@ def parse(path):
         for line in lines:
             k, eq, v = line.partition("=")
             if eq:
-                sec[k] = num(v)
+                # The end marker's rc stays a string, as the guest wrote it.
+                sec[k] = v if name == "end" else num(v)
     return out
 
 
