@@ -3,8 +3,9 @@
 # make bench / make bench-quick: the unpatched and the patched kernel side
 # by side, same config (4K pages; for make bench the kit's config without
 # debug options, for bench-quick the caller's, debug by default), same QEMU.
-#   setups: unpatched rodata=full, patched rodata=full (BBML2 claimed by all
-#           CPUs), unpatched rodata=on (the floor)
+#   setups: scripts/bench-setups.tsv (unpatched rodata=full, patched
+#           rodata=full with BBML2 claimed by all CPUs, unpatched rodata=on,
+#           the floor; under -icount also the repaint and no BBML2)
 #   memory: MemTotal/MemFree after boot, linear-map table pages, leaves, at
 #           BENCH_MEMS (4G 64G 256G; quick: 4G)
 #   fragmentation: BENCH_ROUNDS rounds of the stress at 4G, the map after each
@@ -60,10 +61,11 @@ for series in off on; do
 	done
 done
 
-# boot NAME SERIES MEM CMDLINE [ROUNDS SETMEM]; ICOUNT_BOOT and SMP from the caller
+# boot NAME TREE MEM CMDLINE [ROUNDS SETMEM]; ICOUNT_BOOT and SMP from the caller
 boot() {
-	local name=$1 series=$2 mem=$3 cmd=$4 rounds=${5:-} setmem=${6:-}
+	local name=$1 series=off mem=$3 cmd=$4 rounds=${5:-} setmem=${6:-}
 	local extra= timeout=900
+	[ "$2" = series ] && series=on
 	[ -n "$rounds" ] && extra+=" linmap.rounds=$rounds"
 	[ -n "$setmem" ] && extra+=" linmap.setmem=$setmem"
 	case $mem in 64G) timeout=1800 ;; 256G) timeout=3600 ;; esac
@@ -77,26 +79,33 @@ icount_boot() {
 	ICOUNT_BOOT=0 SMP=2 boot "$@"
 }
 
+# The setups of one kind in scripts/bench-setups.tsv: "name tree work cmdline".
+mapfile -t all_setups < <(grep -v '^#' "$TOP/scripts/bench-setups.tsv")
+setups() {	# KIND
+	local s
+	for s in "${all_setups[@]}"; do
+		[[ "$s" == "$1"$'\t'* ]] && printf '%s\n' "${s#*$'\t'}"
+	done
+	return 0
+}
+
 for mem in $MEMS; do
-	work=
-	[ "$mem" = 4G ] && work=1
-	boot "full-unpatched-$mem" off "$mem" "rodata=full" \
-		${work:+"$ROUNDS" "$SIZES,$REPS"}
-	boot "full-patched-$mem" on "$mem" "rodata=full bbml2_test=all" \
-		${work:+"$ROUNDS" "$SIZES,$REPS"}
-	boot "on-unpatched-$mem" off "$mem" "rodata=on"
+	while IFS=$'\t' read -r name tree work cmd _; do
+		[ "$mem" = 4G ] || work=
+		boot "$name-$mem" "$tree" "$mem" "$cmd" \
+			"$([[ "$work" == *rounds* ]] && echo "$ROUNDS")" \
+			"$([[ "$work" == *setmem* ]] && echo "$SIZES,$REPS")"
+	done < <(setups wall)
 	# Each setup twice: "ic" for instruction counts with the counters
 	# off (one no-op each), "cnt" with linmap_count for what they count.
 	for kind in ic cnt; do
 		c=
 		[ $kind = cnt ] && c=" linmap_count"
-		icount_boot "$kind-full-unpatched-$mem" off "$mem" "rodata=full$c" \
-			${work:+"" "$SIZES,$REPS"}
-		icount_boot "$kind-full-patched-$mem" on "$mem" \
-			"rodata=full bbml2_test=all$c" ${work:+"" "$SIZES,$REPS"}
-		icount_boot "$kind-repaint-$mem" on "$mem" "rodata=full bbml2_test=boot$c"
-		icount_boot "$kind-full-nobbml2-$mem" on "$mem" "rodata=full bbml2_test=none$c"
-		icount_boot "$kind-on-unpatched-$mem" off "$mem" "rodata=on$c"
+		while IFS=$'\t' read -r name tree work cmd _; do
+			[ "$mem" = 4G ] || work=
+			icount_boot "$kind-$name-$mem" "$tree" "$mem" "$cmd$c" "" \
+				"$([[ "$work" == *setmem* ]] && echo "$SIZES,$REPS")"
+		done < <(setups icount)
 	done
 done
 
@@ -105,14 +114,10 @@ done
 for hp in $HOTPLUG; do
 	gib=${hp%G}
 	range="0x100000000,$(printf '%#x' $((gib << 30)))"
-	for setup in "unpatched off rodata=full" "patched on rodata=full bbml2_test=all" \
-		     "nobbml2 on rodata=full bbml2_test=none"; do
-		set -- $setup
-		name=$1 series=$2
-		shift 2
-		icount_boot "hp-$name-$hp" "$series" "$((gib + 3))G" \
-			"$* mem=3G linmap.hotplug=$range"
-	done
+	while IFS=$'\t' read -r name tree _ cmd _; do
+		icount_boot "hp-$name-$hp" "$tree" "$((gib + 3))G" \
+			"$cmd mem=3G linmap.hotplug=$range"
+	done < <(setups hotplug)
 done
 
 msg "bench: report"

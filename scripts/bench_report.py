@@ -17,26 +17,25 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from linmap_data import KINDS, parse  # noqa: E402
 
-SETUPS = [
-    ("full-unpatched", "unpatched 6.12, rodata=full"),
-    ("full-patched", "patched, rodata=full, BBML2"),
-    ("on-unpatched", "unpatched 6.12, rodata=on (floor)"),
-]
+
+
+def bench_setups(kind, prefix=""):
+    """[(name, label)] of one kind of scripts/bench-setups.tsv."""
+    out = []
+    for line in open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                  "bench-setups.tsv")):
+        f = line.rstrip("\n").split("\t")
+        if not line.startswith("#") and f[0] == kind:
+            out.append((prefix + f[1], f[5]))
+    return out
+
+
+SETUPS = bench_setups("wall")
 # Boots under QEMU -icount shift=0: one instruction is one ns of virtual
 # time, so the counter ticks the kernel prints are instruction counts.
-IC_SETUPS = [
-    ("ic-full-unpatched", "unpatched 6.12, rodata=full"),
-    ("ic-full-patched", "patched, rodata=full, BBML2"),
-    ("ic-repaint", "patched, rodata=full, BBML2 on the boot CPU only"),
-    ("ic-full-nobbml2", "patched, rodata=full, no BBML2"),
-    ("ic-on-unpatched", "unpatched 6.12, rodata=on (floor)"),
-]
+IC_SETUPS = bench_setups("icount", "ic-")
 # Hot-add and hot-remove under -icount: boots named hp-<setup>-<size>.
-HP_SETUPS = [
-    ("unpatched", "unpatched 6.12, rodata=full"),
-    ("patched", "patched, rodata=full, BBML2"),
-    ("nobbml2", "patched, rodata=full, no BBML2"),
-]
+HP_SETUPS = bench_setups("hotplug")
 BLOCKS = ("pud", "cont_pmd", "pmd")
 problems = []
 
@@ -194,77 +193,89 @@ def gnuplot(script):
         problem("gnuplot failed: %s" % getattr(e, "stderr", e))
 
 
-def main():
-    d, mems = sys.argv[1], sys.argv[2].split()
-    config = sys.argv[3] if len(sys.argv) > 3 else "the kit's test config"
-    res = {"mems": mems, "config": config, "memory": {}, "fragmentation": {}, "setmem": {},
-           "boot_cost": {}, "setmem_icount": {}, "targets": {}}
-    page_size = 4096
-    for mem in mems:
-        res["memory"][mem] = {}
-        for setup, _ in SETUPS:
-            data = load(d, "%s-%s" % (setup, mem))
-            if not data:
-                continue
-            page_size = data.get("state", {}).get("page_size", page_size)
-            meta = data.get("meta", {})
-            c = counts(data.get("counts.boot", {}))
-            sane_counts("%s-%s" % (setup, mem), c, page_size, meta.get("MemTotal"))
-            if not meta.get("MemTotal") or not meta.get("MemFree"):
-                problem("%s-%s: no MemTotal/MemFree" % (setup, mem))
-            res["memory"][mem][setup] = {
-                "MemTotal_kB": meta.get("MemTotal"), "MemFree_kB": meta.get("MemFree"),
-                "leaves": c["n"], "table_pages": c["table_pages"],
-                "table_bytes": c["table_bytes"], "mapped_bytes": c["mapped_bytes"],
-            }
-            if mem == "4G" and setup != "on-unpatched":
-                rounds = []
-                i = 1
-                while "counts.round.%d" % i in data:
-                    during = counts(data.get("stress.%d" % i, {}), "during.")
-                    after = counts(data["counts.round.%d" % i])
-                    sane_counts("%s round %d" % (setup, i), after, page_size)
-                    rounds.append({"during": during, "after": after,
-                                   "block_share_pct": block_share(after)[0],
-                                   "block_cont_share_pct": block_share(after)[1]})
-                    i += 1
-                res["fragmentation"][setup] = {
-                    "boot": c, "boot_block_share_pct": block_share(c)[0],
-                    "rounds": rounds}
-                res["setmem"][setup] = setmem(data.get("setmem"))
-        res["boot_cost"][mem] = {}
-        ptes_of = {}
-        for setup, _ in IC_SETUPS:
-            name = "%s-%s" % (setup[3:], mem)
-            data, cdata = load(d, "ic-" + name), load(d, "cnt-" + name)
-            if not data or not cdata:
-                continue
-            bc, cbc = data.get("boot_cost", {}), cdata.get("boot_cost", {})
-            c = counts(data.get("counts.boot", {}))
-            sane_counts(setup + "-" + mem, c, page_size)
-            ptes = ptes_of[setup] = c["n"].get("pte", 0) + c["n"].get("cont_pte", 0)
-            # The unpatched rodata=full map_mem() writes every PTE there is;
-            # the repaint every PTE that the same kernel without a repaint
-            # does not have.
-            r = {"map_mem": step_cost(name, bc, cbc, "map_mem",
-                                      ptes if setup == "ic-full-unpatched" else 1),
-                 "table_pages": c["table_pages"]}
-            if setup == "ic-repaint":
-                r["repaint"] = step_cost(name, bc, cbc, "repaint",
-                                         max(1, ptes - ptes_of.get("ic-full-patched", 0)))
-            res["boot_cost"][mem][setup] = r
-            if mem == "4G" and "setmem" in data:
-                sm = setmem(data["setmem"])
-                counted = setmem(cdata.get("setmem"), counted=True)
-                if sm and not counted:
-                    problem("cnt-%s: no set_memory counts" % name)
-                for p in sm:
-                    for key in ("first_ro", "first_rw", "ro", "rw"):
-                        sm[p][key + "_pgt"] = counted.get(p, {}).get(key + "_pgt", [])
-                res["setmem_icount"][setup] = sm
+def memory_setups(d, mem, res):
+    """Memory after boot per setup; at 4G, the stress rounds and setmem."""
+    res["memory"][mem] = {}
+    for setup, _ in SETUPS:
+        name = "%s-%s" % (setup, mem)
+        data = load(d, name)
+        if not data:
+            continue
+        res["page_size"] = data.get("state", {}).get("page_size", res["page_size"])
+        meta = data.get("meta", {})
+        c = counts(data.get("counts.boot", {}))
+        sane_counts(name, c, res["page_size"], meta.get("MemTotal"))
+        if not meta.get("MemTotal") or not meta.get("MemFree"):
+            problem("%s: no MemTotal/MemFree" % name)
+        res["memory"][mem][setup] = {
+            "MemTotal_kB": meta.get("MemTotal"), "MemFree_kB": meta.get("MemFree"),
+            "leaves": c["n"], "table_pages": c["table_pages"],
+            "table_bytes": c["table_bytes"], "mapped_bytes": c["mapped_bytes"],
+        }
+        if mem == "4G" and setup != "on-unpatched":
+            res["fragmentation"][setup] = {
+                "boot": c, "boot_block_share_pct": block_share(c)[0],
+                "rounds": stress_rounds(setup, data, res["page_size"])}
+            res["setmem"][setup] = setmem(data.get("setmem"))
 
-    # Targets, from the figures; a miss is reported, never tuned away.
-    t = res["targets"]
+
+def stress_rounds(setup, data, page_size):
+    """The map during and after each stress round of one boot."""
+    rounds = []
+    i = 1
+    while "counts.round.%d" % i in data:
+        during = counts(data.get("stress.%d" % i, {}), "during.")
+        after = counts(data["counts.round.%d" % i])
+        sane_counts("%s round %d" % (setup, i), after, page_size)
+        rounds.append({"during": during, "after": after,
+                       "block_share_pct": block_share(after)[0],
+                       "block_cont_share_pct": block_share(after)[1]})
+        i += 1
+    return rounds
+
+
+def boot_cost_setups(d, mem, res):
+    """map_mem() and repaint costs per -icount setup; at 4G, setmem."""
+    res["boot_cost"][mem] = {}
+    ptes_of = {}
+    for setup, _ in IC_SETUPS:
+        name = "%s-%s" % (setup[3:], mem)
+        data, cdata = load(d, "ic-" + name), load(d, "cnt-" + name)
+        if not data or not cdata:
+            continue
+        bc, cbc = data.get("boot_cost", {}), cdata.get("boot_cost", {})
+        c = counts(data.get("counts.boot", {}))
+        sane_counts(setup + "-" + mem, c, res["page_size"])
+        ptes = ptes_of[setup] = c["n"].get("pte", 0) + c["n"].get("cont_pte", 0)
+        # The unpatched rodata=full map_mem() writes every PTE there is;
+        # the repaint every PTE that the same kernel without a repaint
+        # does not have.
+        r = {"map_mem": step_cost(name, bc, cbc, "map_mem",
+                                  ptes if setup == "ic-full-unpatched" else 1),
+             "table_pages": c["table_pages"]}
+        if setup == "ic-repaint":
+            r["repaint"] = step_cost(name, bc, cbc, "repaint",
+                                     max(1, ptes - ptes_of.get("ic-full-patched", 0)))
+        res["boot_cost"][mem][setup] = r
+        if mem == "4G" and "setmem" in data:
+            res["setmem_icount"][setup] = setmem_icount(name, data, cdata)
+
+
+def setmem_icount(name, data, cdata):
+    """setmem timings of the -icount boot with the counting boot's writes."""
+    sm = setmem(data["setmem"])
+    counted = setmem(cdata.get("setmem"), counted=True)
+    if sm and not counted:
+        problem("cnt-%s: no set_memory counts" % name)
+    for p in sm:
+        for key in ("first_ro", "first_rw", "ro", "rw"):
+            sm[p][key + "_pgt"] = counted.get(p, {}).get(key + "_pgt", [])
+    return sm
+
+
+def memory_targets(res, t):
+    """Page tables within 1% of the rodata=on floor; MemFree gained."""
+    mems = res["mems"]
     for mem in mems:
         m = res["memory"].get(mem, {})
         if all(s in m for s, _ in SETUPS):
@@ -279,6 +290,10 @@ def main():
         t["memfree_gain_500MB_at_256G"] = {
             "gain_MB": round(t["memfree_gain_MiB_256G"] * 1.048576, 1),
             "met": t["memfree_gain_MiB_256G"] * 1.048576 >= 500}
+
+
+def setmem_targets(res, t):
+    """Steady set_memory not slower; one barrier pair per batch."""
     for tag, sm, pre in (("wall", res["setmem"], ""), ("icount", res["setmem_icount"], "ic-")):
         a_all, b_all = sm.get(pre + "full-patched"), sm.get(pre + "full-unpatched")
         if not a_all or not b_all:
@@ -298,8 +313,12 @@ def main():
                     "batches": worst[2],
                     "unpatched_barrier_pairs": max(x[1] for x in b.get("ro_pgt", []) + [(0, 0, 0)]),
                     "met": worst[1] <= worst[2]}
+
+
+def boot_cost_targets(res, t):
+    """map_mem() and repaint against the unpatched map_mem()."""
     bc = res["boot_cost"]
-    for mem in mems:
+    for mem in res["mems"]:
         x = bc.get(mem, {})
         u = (x.get("ic-full-unpatched") or {}).get("map_mem")
         pa = (x.get("ic-full-patched") or {}).get("map_mem")
@@ -315,7 +334,23 @@ def main():
             t["map_mem_repeats_" + mem] = {
                 "ticks_bbml2_all": pa["ticks"], "ticks_bbml2_boot": rp["map_mem"]["ticks"],
                 "met": abs(pa["ticks"] - rp["map_mem"]["ticks"]) <= 1}
-    res["hotplug"] = hotplug_icount(d, sys.argv[4].split() if len(sys.argv) > 4 else [], t)
+
+
+def main():
+    d, mems = sys.argv[1], sys.argv[2].split()
+    config = sys.argv[3] if len(sys.argv) > 3 else "the kit's test config"
+    res = {"mems": mems, "config": config, "memory": {}, "fragmentation": {}, "setmem": {},
+           "boot_cost": {}, "setmem_icount": {}, "targets": {}, "page_size": 4096}
+    for mem in mems:
+        memory_setups(d, mem, res)
+        boot_cost_setups(d, mem, res)
+    del res["page_size"]
+    # Targets, from the figures; a miss is reported, never tuned away.
+    memory_targets(res, res["targets"])
+    setmem_targets(res, res["targets"])
+    boot_cost_targets(res, res["targets"])
+    res["hotplug"] = hotplug_icount(d, sys.argv[4].split() if len(sys.argv) > 4 else [],
+                                    res["targets"])
     res["problems"] = problems
     json.dump(res, open(os.path.join(d, "bench.json"), "w"), indent=1, sort_keys=True)
     charts(d, res)
