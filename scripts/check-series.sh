@@ -24,10 +24,6 @@ mapfile -t patches < <(series_patches)
 [ ${#patches[@]} -gt 0 ] || die "no patches in $PATCHDIR"
 mapfile -t bpatches < <(base_patches)
 W=$OUT/check-series
-pass=0 failed=0 skipped=0
-ok()  { pass=$((pass + 1)); printf 'PASS: %s\n' "$1"; }
-bad() { failed=$((failed + 1)); printf 'FAIL: %s\n' "$1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/    /'; }
-skip() { skipped=$((skipped + 1)); printf 'SKIP: %s (%s)\n' "$1" "$2"; }
 
 # The objects of the .c files the upstream patches touch.
 series_objects() {
@@ -211,5 +207,4 @@ if [ ${#bpatches[@]} -gt 0 ]; then
 		git -C "$src" am --abort >/dev/null 2>&1 || true
 	fi
 fi
-echo "$pass passed, $failed failed, $skipped skipped"
-[ "$failed" = 0 ]
+tally

@@ -16,16 +16,11 @@
 CHECK=$OUT/check
 rm -rf "$CHECK"
 mkdir -p "$CHECK"
-pass=0 failed=0 skipped=0
 start=$(date +%s)
 
-ok()   { pass=$((pass + 1)); printf 'PASS: %s\n' "$1"; }
-bad()  { failed=$((failed + 1)); printf 'FAIL: %s\n' "$1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/    /'; }
-skip() { skipped=$((skipped + 1)); printf 'SKIP: %s (%s)\n' "$1" "$2"; }
 finish() {
 	msg "check took $(( $(date +%s) - start ))s; logs in $CHECK"
-	echo "$pass passed, $failed failed, $skipped skipped"
-	[ "$failed" = 0 ]
+	tally
 	exit
 }
 
@@ -303,18 +298,25 @@ count_tap() {
 	[ $seen = 1 ] || bad "$mode: kselftests produced no results" "$(tail -20 "$data")"
 }
 
+# boot_guest GEOMETRY MODE VAR=VALUE...: boot.sh with these settings, its
+# logs in the check directory; it must boot, finish and log no splat.
+boot_guest() {
+	local ps=$1 mode=$2
+	shift 2
+	if geo "$ps" env "$@" NAME="$mode" LOGDIR="$CHECK" "$TOP/scripts/boot.sh"; then
+		ok "$mode: guest booted, finished and logged no splat"
+	else
+		bad "$mode: guest booted, finished and logged no splat" "console log: $CHECK/$mode.log"
+	fi
+}
+
 # guest PAGE_SIZE MODE CMDLINE [STRESS] [SMP]: boot in a mode, run the
 # selftests there.
 guest() {
 	local ps=$1 mode=$1-$2 cmd=$3 stress=${4:-} smp=${5:-${SMP:-4}}
 	local data=$CHECK/$mode.data
 	msg "guest $mode: $cmd"
-	if JOB=check NAME=$mode LOGDIR=$CHECK SMP=$smp CMDLINE="$cmd ${CMDLINE:-}" \
-		STRESS="$stress" geo "$ps" "$TOP/scripts/boot.sh"; then
-		ok "$mode: guest booted, finished and logged no splat"
-	else
-		bad "$mode: guest booted, finished and logged no splat" "console log: $CHECK/$mode.log"
-	fi
+	boot_guest "$ps" "$mode" JOB=check SMP="$smp" CMDLINE="$cmd ${CMDLINE:-}" STRESS="$stress"
 	[ -f "$data" ] || return 0
 	if [ "$(linmap_data module "$data")" = loaded ]; then
 		ok "$mode: module loads"
@@ -461,13 +463,8 @@ board_guest() {
 	fi
 	data=$CHECK/$mode.data
 	msg "guest $mode: tar x && ./run_kselftest.sh"
-	if JOB=kselftest-install NAME=$mode LOGDIR=$CHECK INITRD=$initrd \
-		CMDLINE="$(has_bbml2_test && echo bbml2_test=all) ${CMDLINE:-}" \
-		geo "$ps" "$TOP/scripts/boot.sh"; then
-		ok "$mode: guest booted, finished and logged no splat"
-	else
-		bad "$mode: guest booted, finished and logged no splat" "console log: $CHECK/$mode.log"
-	fi
+	boot_guest "$ps" "$mode" JOB=kselftest-install INITRD="$initrd" \
+		CMDLINE="$(has_bbml2_test && echo bbml2_test=all) ${CMDLINE:-}"
 	[ -f "$data" ] || return 0
 	if [ "$(linmap_data module "$data")" = loaded ]; then
 		ok "$mode: the suite loaded linmap_test.ko from the tarball"

@@ -64,21 +64,21 @@ KSRC=$(realpath -m "$KSRC")
 # Upstream series and test-only patches, in application order.
 PATCHDIR=${PATCHDIR:-$TOP/patches}
 series_patches() {
-	local p
-	for p in "$PATCHDIR"/*.patch "$PATCHDIR"/testing/*.patch; do
-		case "$p" in
-		*/0000-cover-letter.patch) continue ;;
-		esac
-		[ -e "$p" ] && printf '%s\n' "$p"
-	done
-	return 0
+	patches_in "$PATCHDIR"/*.patch "$PATCHDIR"/testing/*.patch
 }
 
 # Test-only instrumentation for the unpatched kernel: the same counters the
 # series' testing patches add, so the benchmarks compare like with like.
 base_patches() {
+	patches_in "$PATCHDIR"/base-testing/*.patch
+}
+
+patches_in() {	# GLOB...: the patches that exist, without a cover letter
 	local p
-	for p in "$PATCHDIR"/base-testing/*.patch; do
+	for p in "$@"; do
+		case "$p" in
+		*/0000-cover-letter.patch) continue ;;
+		esac
 		[ -e "$p" ] && printf '%s\n' "$p"
 	done
 	return 0
@@ -186,6 +186,15 @@ GIT_ID=(-c user.name="linmap kit" -c user.email=kit@localhost)
 has_bbml2_test() {
 	grep -q bbml2_test "$SRC/arch/arm64/kernel/cpufeature.c" 2>/dev/null
 }
+
+# The test scripts' results: one PASS/FAIL/SKIP line each (a FAIL with its
+# details indented below), and the tally, 'N passed, N failed, N skipped',
+# that fails unless nothing failed. A SKIP is never a pass.
+pass=0 failed=0 skipped=0
+ok()   { pass=$((pass + 1)); printf 'PASS: %s\n' "$1"; }
+bad()  { failed=$((failed + 1)); printf 'FAIL: %s\n' "$1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/    /'; }
+skip() { skipped=$((skipped + 1)); printf 'SKIP: %s (%s)\n' "$1" "$2"; }
+tally() { echo "$pass passed, $failed failed, $skipped skipped"; [ "$failed" = 0 ]; }
 
 # The guest's data block, read by scripts/linmap_data.py (see its usage).
 linmap_data() { python3 "$TOP/scripts/linmap_data.py" "$@"; }
