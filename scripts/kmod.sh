@@ -27,3 +27,9 @@ if grep -E 'warning:' "$dir/build.log" >&2; then
 	die "module build has warnings; see $dir/build.log"
 fi
 ls "$dir"/linmap_test.ko "$dir"/linmap_churn.ko >/dev/null
+# The KUnit suite is built exactly when the kernel has KUnit.
+if grep -qx CONFIG_KUNIT=y "$BUILD/.config"; then
+	[ -f "$dir/linmap_kunit.ko" ] || die "kernel has KUnit but $dir/linmap_kunit.ko was not built"
+else
+	rm -f "$dir/linmap_kunit.ko"
+fi
