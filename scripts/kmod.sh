@@ -9,3 +9,10 @@ build_kmod "$BUILD/kmod" kmake
 if grep -E 'warning:' "$BUILD/kmod/build.log" >&2; then
 	die "module build has warnings; see $BUILD/kmod/build.log"
 fi
+# The KUnit suite is built exactly when the kernel has KUnit.
+if grep -qx CONFIG_KUNIT=y "$BUILD/.config"; then
+	[ -f "$BUILD/kmod/linmap_kunit.ko" ] ||
+		die "the kernel has KUnit but $BUILD/kmod/linmap_kunit.ko was not built"
+else
+	rm -f "$BUILD/kmod/linmap_kunit.ko"
+fi

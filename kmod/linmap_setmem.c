@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * linmap_test, benchmark part: the cost of set_memory_ro() followed by
+ * linmap_test "setmem": the cost of set_memory_ro() followed by
  * set_memory_rw() on vmalloc areas of several sizes, the first time (which
  * includes splitting the linear aliases) and in the steady state: time, and,
  * when the kernel has the test-only counter, the kernel entries written, the
@@ -22,10 +22,7 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
-#include "linmap_test.h"
-
-#define BENCH_MAX_SIZES	8
-#define BENCH_MAX_REPS	32
+#include "linmap.h"
 
 /* One call: its time and its page-table writes. */
 struct bench_call {
@@ -37,27 +34,27 @@ struct bench_size {
 	unsigned long pages;
 	int ret;
 	struct bench_call first_ro, first_rw;
-	struct bench_call ro[BENCH_MAX_REPS], rw[BENCH_MAX_REPS];
+	struct bench_call ro[LM_SETMEM_MAX_REPS], rw[LM_SETMEM_MAX_REPS];
 };
 
 struct bench_result {
-	unsigned int nr_sizes, reps;
-	struct bench_size s[BENCH_MAX_SIZES];
+	unsigned int nr_sizes;
+	unsigned long reps;
+	unsigned long pages[LM_SETMEM_MAX_SIZES];
+	struct bench_size s[LM_SETMEM_MAX_SIZES];
 };
-
-static struct bench_result *bench_last;
 
 /* Does the kernel count its page-table writes (booted with linmap_count)? */
 static bool pgt_on(void)
 {
-	return sym.pgt_count && sym.pgt_counting &&
-	       static_key_enabled(sym.pgt_counting);
+	return lm_sym.pgt_count && lm_sym.pgt_counting &&
+	       static_key_enabled(lm_sym.pgt_counting);
 }
 
 static void pgt_read(struct lm_pgt_count *c)
 {
 	if (pgt_on())
-		*c = *per_cpu_ptr(sym.pgt_count, raw_smp_processor_id());
+		*c = *per_cpu_ptr(lm_sym.pgt_count, raw_smp_processor_id());
 }
 
 static void pgt_sub(struct lm_pgt_count *d, const struct lm_pgt_count *a,
@@ -93,15 +90,15 @@ static int bench_pair(void *vm, unsigned long pages, struct bench_call *ro,
 {
 	int ret;
 
-	ret = bench_call(sym.set_memory_ro, vm, pages, ro);
+	ret = bench_call(lm_sym.set_memory_ro, vm, pages, ro);
 	if (ret)
 		return ret;
-	return bench_call(sym.set_memory_rw, vm, pages, rw);
+	return bench_call(lm_sym.set_memory_rw, vm, pages, rw);
 }
 
-static void bench_one(struct bench_size *b, unsigned int reps)
+static void bench_one(struct bench_size *b, unsigned long reps)
 {
-	unsigned int i;
+	unsigned long i;
 	void *vm;
 
 	vm = vmalloc(b->pages * PAGE_SIZE);
@@ -144,18 +141,12 @@ static void show_calls(struct seq_file *m, unsigned long pages,
 	seq_putc(m, '\n');
 }
 
-static int setmem_show(struct seq_file *m, void *v)
+static void setmem_show(struct seq_file *m, void *v)
 {
-	struct bench_result *r;
+	struct bench_result *r = v;
 	unsigned int i;
 
-	mutex_lock(&lm_lock);
-	r = bench_last;
-	if (!r) {
-		seq_puts(m, "sizes=0\n");
-		goto out;
-	}
-	seq_printf(m, "sizes=%u\nreps=%u\npgt_count=%d\npages=", r->nr_sizes,
+	seq_printf(m, "sizes=%u\nreps=%lu\npgt_count=%d\npages=", r->nr_sizes,
 		   r->reps, pgt_on());
 	for (i = 0; i < r->nr_sizes; i++)
 		seq_printf(m, "%s%lu", i ? ":" : "", r->s[i].pages);
@@ -169,83 +160,65 @@ static int setmem_show(struct seq_file *m, void *v)
 		show_calls(m, b->pages, "ro", b->ro, r->reps);
 		show_calls(m, b->pages, "rw", b->rw, r->reps);
 	}
-out:
-	mutex_unlock(&lm_lock);
+}
+
+static void setmem_defaults(void *v)
+{
+	struct bench_result *r = v;
+
+	r->reps = 9;
+}
+
+static unsigned int setmem_params(void *v, struct lm_param *p)
+{
+	struct bench_result *r = v;
+
+	p[0] = (struct lm_param){ "reps", LM_ULONG, &r->reps };
+	p[1] = (struct lm_param){ "sizes", LM_LIST, r->pages,
+				  LM_SETMEM_MAX_SIZES, &r->nr_sizes };
+	return 2;
+}
+
+static int setmem_check(void *v)
+{
+	struct bench_result *r = v;
+	unsigned int i;
+
+	if (!r->nr_sizes || !r->reps || r->reps > LM_SETMEM_MAX_REPS)
+		return -EINVAL;
+	for (i = 0; i < r->nr_sizes; i++) {
+		if (!r->pages[i] || r->pages[i] > INT_MAX)
+			return -EINVAL;
+		r->s[i].pages = r->pages[i];
+	}
 	return 0;
 }
 
-static int setmem_parse(char *buf, struct bench_result *r)
+static int setmem_run(void *v)
 {
-	char *tok, *size;
-	unsigned long val;
-
-	while ((tok = strsep(&buf, " \t\n")) != NULL) {
-		if (!*tok)
-			continue;
-		if (!strncmp(tok, "reps=", 5)) {
-			if (kstrtoul(tok + 5, 0, &val) || !val ||
-			    val > BENCH_MAX_REPS)
-				return -EINVAL;
-			r->reps = val;
-		} else if (!strncmp(tok, "sizes=", 6)) {
-			tok += 6;
-			while ((size = strsep(&tok, ":")) != NULL) {
-				if (r->nr_sizes == BENCH_MAX_SIZES ||
-				    kstrtoul(size, 0, &val) || !val ||
-				    val > INT_MAX)
-					return -EINVAL;
-				r->s[r->nr_sizes++].pages = val;
-			}
-		} else {
-			return -EINVAL;
-		}
-	}
-	return r->nr_sizes ? 0 : -EINVAL;
-}
-
-static ssize_t setmem_write(struct file *file, const char __user *ubuf,
-			    size_t len, loff_t *ppos)
-{
-	struct bench_result *r;
+	struct bench_result *r = v;
 	unsigned int i;
-	char buf[128];
-	int ret;
+	int ret = 0;
 
-	ret = read_cmd(ubuf, len, buf, sizeof(buf));
-	if (ret)
-		return ret;
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
-	if (!r)
-		return -ENOMEM;
-	r->reps = 9;
-	ret = setmem_parse(buf, r);
-	if (ret) {
-		kfree(r);
-		return ret;
-	}
-	mutex_lock(&lm_lock);
 	for (i = 0; i < r->nr_sizes; i++) {
 		bench_one(&r->s[i], r->reps);
 		if (r->s[i].ret && !ret)
 			ret = r->s[i].ret;
 	}
-	kfree(bench_last);
-	bench_last = r;
-	mutex_unlock(&lm_lock);
-	return ret ? ret : len;
+	return ret;
 }
 
-DEFINE_SHOW_STORE_ATTRIBUTE(setmem);
+static struct lm_cmd setmem_cmd = {
+	.size = sizeof(struct bench_result),
+	.defaults = setmem_defaults,
+	.params = setmem_params,
+	.check = setmem_check,
+	.run = setmem_run,
+	.show = setmem_show,
+};
 
-void lm_bench_init(struct dentry *dir)
-{
-	debugfs_create_file("setmem", 0644, dir, NULL, &setmem_fops);
-}
+static const struct lm_file setmem_files[] = {
+	{ "setmem", 0644, NULL, &setmem_cmd },
+};
 
-void lm_bench_exit(void)
-{
-	mutex_lock(&lm_lock);
-	kfree(bench_last);
-	bench_last = NULL;
-	mutex_unlock(&lm_lock);
-}
+LM_FEATURE(setmem, NULL);

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The core of the linmap_test module, which every feature file uses:
+ * kernel symbols, facts about the linear map, the one page-table walker,
+ * write probes, the parameter parser and the command skeleton. Features
+ * depend on this and on nothing else; linmap_main.c lists them.
+ */
+#ifndef LINMAP_H
+#define LINMAP_H
+
+#include <linux/debugfs.h>
+#include <linux/mutex.h>
+#include <linux/seq_file.h>
+
+#include "linmap_uapi.h"
+
+extern const char *const lm_kind_name[LM_NR_KINDS];
+extern const unsigned long lm_kind_size[LM_NR_KINDS];
+extern const char *const lm_scope_name[LM_NR_SCOPES];
+
+/* The name of a kind, or "none" for a negative (unmapped) one. */
+static inline const char *lm_kind_str(int kind)
+{
+	return kind < 0 ? "none" : lm_kind_name[kind];
+}
+
+/*
+ * Layout of the test-only per-CPU counter of kernel page-table writes
+ * (patches/testing/0003, patches/base-testing/0001), when the kernel has it;
+ * it counts only when booted with "linmap_count".
+ */
+struct lm_pgt_count {
+	unsigned long entries;
+	unsigned long barriers;
+	unsigned long lazy;
+};
+
+/*
+ * Layout of the test-only linmap_inject hook (patches/testing/0002), when
+ * the kernel has it: fail the nth linear-map table allocation of one task
+ * and record the pages handed out, each pinned.
+ */
+#define LM_INJECT_MAX_PAGES	1024
+
+struct lm_inject_hook {
+	struct task_struct *task;
+	int nth;
+	int seen;
+	int nr_pages;
+	phys_addr_t pages[LM_INJECT_MAX_PAGES];
+};
+
+/* Not exported to modules: resolved through kallsyms at load time. */
+struct lm_syms {
+	int (*set_memory_ro)(unsigned long addr, int numpages);
+	int (*set_memory_rw)(unsigned long addr, int numpages);
+	bool (*can_set_direct_map)(void);
+	int (*set_direct_map_invalid_noflush)(struct page *page);
+	int (*set_direct_map_default_noflush)(struct page *page);
+	void (*get_online_mems)(void);
+	void (*put_online_mems)(void);
+	int (*add_memory)(int nid, u64 start, u64 size, int mhp_flags);
+	int (*remove_memory)(u64 start, u64 size);
+	unsigned long (*memory_block_size_bytes)(void);
+	int (*set_memory_valid)(unsigned long addr, int numpages, int enable);
+	bool (*kernel_page_present)(struct page *page);
+	int (*split_kernel_leaf_mapping)(unsigned long start,
+					 unsigned long end, gfp_t gfp);
+	int (*walk_system_ram_range)(unsigned long start_pfn,
+				     unsigned long nr_pages, void *arg,
+				     int (*func)(unsigned long, unsigned long,
+						 void *));
+	struct mm_struct *init_mm;
+	bool *rodata_full;
+	bool *rodata_enabled;
+	bool *kfence_early_init;
+	struct lm_inject_hook *inject;
+	unsigned int *split_delay_us;
+	/* Test-only: ticks spent mapping [0] and unmapping [1] hot-plug. */
+	u64 *hotplug_ticks;
+	struct lm_pgt_count __percpu *pgt_count;
+	struct static_key_false *pgt_counting;
+	unsigned long stext, text_start, init_begin;
+};
+
+extern struct lm_syms lm_sym;
+/* Serialises the commands and the results they keep. */
+extern struct mutex lm_lock;
+
+int lm_resolve(void);
+
+/* ---- facts -------------------------------------------------------------- */
+
+void lm_kimage_alias(unsigned long *start, unsigned long *end);
+bool lm_kfence_pool(unsigned long *start, unsigned long *end);
+const char *lm_kfence_mode(void);
+int lm_bbml2_state(void);
+bool lm_linear_blocks(void);
+bool lm_pud_blocks(void);
+
+/* ---- the walker --------------------------------------------------------- */
+
+enum lm_level { LM_LVL_P4D, LM_LVL_PUD, LM_LVL_PMD, LM_LVL_PTE };
+
+struct lm_walk;
+
+struct lm_walk_ops {
+	/*
+	 * A leaf, valid or not, of @kind at @addr; @ptr is its entry, @val
+	 * its value. Return non-zero to stop the walk.
+	 */
+	int (*leaf)(struct lm_walk *w, int kind, void *ptr, unsigned long addr,
+		    u64 val);
+	/*
+	 * A level walked over [addr, end) from entry @ptr: a table page of
+	 * its own unless @folded, with @used entries not none. Called after
+	 * its entries.
+	 */
+	void (*table)(struct lm_walk *w, enum lm_level level, void *ptr,
+		      unsigned long addr, unsigned long end, bool folded,
+		      unsigned int used);
+};
+
+struct lm_walk {
+	const struct lm_walk_ops *ops;
+	void *priv;
+	bool stop;
+};
+
+/*
+ * Walk the linear map over [start, end) with memory hotplug, the only path
+ * that frees linear-map tables, held off. Splits only ever replace a leaf
+ * by a table, so a concurrent split makes a walk stale, never unsafe.
+ */
+void lm_walk(struct lm_walk *w, unsigned long start, unsigned long end);
+
+struct lm_counts {
+	u64 n[LM_NR_SCOPES][LM_NR_KINDS];
+	u64 table_pages;
+};
+
+void lm_count(struct lm_counts *c);
+void lm_counts_show(struct seq_file *m, const char *prefix,
+		    struct lm_counts *c, bool scopes);
+/* Leaves of [start, end) by kind; n[LM_NR_KINDS]: pages not mapped. */
+void lm_range_leaves(unsigned long start, unsigned long end,
+		     unsigned long n[LM_NR_KINDS + 1]);
+/* The leaf mapping @addr: its kind, or -ENOENT if unmapped. */
+int lm_lookup(unsigned long addr, u64 *val);
+/* Is the linear-map page at @addr mapped valid, and writable? */
+void lm_page_state(unsigned long addr, bool *valid, bool *writable);
+
+/* ---- probes ------------------------------------------------------------- */
+
+bool lm_probe_write(void *addr);
+void *lm_alias_of(void *vaddr);
+void lm_probe_range(void *addr, unsigned long pages, unsigned long *vm_w,
+		    unsigned long *alias_w);
+
+/* ---- parameters --------------------------------------------------------- */
+
+enum lm_param_type { LM_ULONG, LM_LIST, LM_RANGE };
+
+/*
+ * "name=value": LM_ULONG, LM_LIST "a:b:c" into val[0..max) with the count
+ * in *nr, LM_RANGE "start,size" (page-aligned, size non-zero) into val[0]
+ * and val[1].
+ */
+struct lm_param {
+	const char *name;
+	enum lm_param_type type;
+	unsigned long *val;
+	unsigned int max;
+	unsigned int *nr;
+};
+
+int lm_parse_params(char *buf, const struct lm_param *params, unsigned int n);
+
+/* ---- commands ----------------------------------------------------------- */
+
+/*
+ * A debugfs file that takes a command and shows the result of the last
+ * one. A write allocates a result of @size, fills in the defaults, parses
+ * the parameters into it, runs it under lm_lock and keeps it in place of
+ * the previous one; a read shows the kept result, "none" before the first.
+ */
+struct lm_cmd {
+	size_t size;
+	void (*defaults)(void *r);
+	/* Parse into @r; NULL means lm_parse_params() of params(). */
+	int (*parse)(char *buf, void *r);
+	unsigned int (*params)(void *r, struct lm_param *p);
+	/* Refuse parameters out of range, before anything runs (optional). */
+	int (*check)(void *r);
+	/* Run under lm_lock; a negative return is the write's error. */
+	int (*run)(void *r);
+	void (*show)(struct seq_file *m, void *r);
+	/* Frees what @r holds besides itself (optional). */
+	void (*release)(void *r);
+	int (*available)(void);	/* -EOPNOTSUPP when it cannot run */
+	void *last;
+};
+
+#define LM_PARAMS_MAX	8
+
+struct lm_file {
+	const char *name;
+	umode_t mode;
+	const struct file_operations *fops;	/* or a command: */
+	struct lm_cmd *cmd;
+};
+
+void lm_files_create(struct dentry *dir, const struct lm_file *f,
+		     unsigned int n);
+void lm_cmd_forget(struct lm_cmd *cmd);
+
+/* A feature: its files, and what to undo at unload (optional). */
+struct lm_feature {
+	const struct lm_file *files;
+	unsigned int nr_files;
+	void (*exit)(void);
+};
+
+/* Defines lm_feature_NAME from the array NAME_files. */
+#define LM_FEATURE(_name, _exit)					\
+	const struct lm_feature lm_feature_##_name = {			\
+		.files = _name##_files,					\
+		.nr_files = ARRAY_SIZE(_name##_files),			\
+		.exit = (_exit),					\
+	}
+
+/* ---- the auditor (linmap_audit.c), for every feature that checks --------- */
+
+#define LM_AUDIT_SHOWN	16
+
+struct lm_audit {
+	unsigned long violations;
+	unsigned long leaves, invalid_leaves, pages_checked;
+	unsigned long tables, tables_counted;
+	unsigned long ki_start, ki_end;
+	bool ki_ro;
+	/* System RAM (memblock memory less NOMAP), adjacent ranges merged. */
+	unsigned int nr_ram;
+	struct { unsigned long start, end; } ram[64];
+	/* Every table page seen, to find shared, free or leaked ones. */
+	phys_addr_t *table_pa;
+	unsigned long max_tables;
+	bool table_overflow;
+	unsigned int shown;
+	char msg[LM_AUDIT_SHOWN][128];
+};
+
+int lm_audit_run(struct lm_audit *a);
+void lm_audit_free(struct lm_audit *a);
+int lm_audit_ram(struct lm_audit *a);
+bool lm_audit_has_table(struct lm_audit *a, phys_addr_t pa);
+void lm_audit_show(struct seq_file *m, const char *prefix,
+		   struct lm_audit *a);
+/* Run the auditor; its violations and first message, -errno if none ran. */
+long lm_audit_once(char *first, size_t size);
+/* The auditor's own test cases (linmap_audit_cases.c). */
+unsigned int lm_audit_nr_cases(void);
+const char *lm_audit_case_name(unsigned int i);
+long lm_audit_case(unsigned int i, unsigned long *want);
+/* The checks, for the auditor's own tests. */
+void lm_audit_leaf(struct lm_audit *a, unsigned long addr, unsigned long size,
+		   u64 val, phys_addr_t pa, const char *level);
+void lm_audit_cont(struct lm_audit *a, unsigned long addr, u64 *vals,
+		   unsigned int nr, unsigned long step, const char *level);
+
+#endif

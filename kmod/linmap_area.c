@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * linmap_test "area": one vmalloc area that a test allocates, makes
+ * read-only or writable in part or whole, and reads back as write probes
+ * of each page and of its linear alias. Commands (one per write):
+ *
+ *   alloc N | alloc_block | free | ro [OFF CNT] | rw [OFF CNT]
+ *
+ * alloc_block picks a one-page area whose alias lies in a block or
+ * contiguous range, for watching that leaf split.
+ */
+
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "linmap.h"
+
+static struct {
+	void *addr;
+	unsigned long pages;
+	int last_ret;
+} area;
+
+static void area_free(void)
+{
+	if (!area.addr)
+		return;
+	/* Never hand read-only pages back to the allocator. */
+	lm_sym.set_memory_rw((unsigned long)area.addr, area.pages);
+	vfree(area.addr);
+	area.addr = NULL;
+	area.pages = 0;
+}
+
+static int area_show(struct seq_file *m, void *v)
+{
+	unsigned long vm_w = 0, alias_w = 0;
+
+	mutex_lock(&lm_lock);
+	if (area.addr)
+		lm_probe_range(area.addr, area.pages, &vm_w, &alias_w);
+	seq_printf(m, "pages=%lu\naddr=0x%lx\nalias0=0x%lx\nlast_ret=%d\n",
+		   area.pages, (unsigned long)area.addr,
+		   area.addr ? (unsigned long)lm_alias_of(area.addr) : 0UL,
+		   area.last_ret);
+	seq_printf(m, "vmalloc_writable=%lu\nalias_writable=%lu\n",
+		   vm_w, alias_w);
+	/* Per-page detail for small areas: 1 = the write probe succeeded. */
+	if (area.addr && area.pages <= LM_MAP_MAX) {
+		unsigned long i;
+
+		seq_puts(m, "vmalloc_map=");
+		for (i = 0; i < area.pages; i++)
+			seq_putc(m, '0' + lm_probe_write(area.addr + i * PAGE_SIZE));
+		seq_puts(m, "\nalias_map=");
+		for (i = 0; i < area.pages; i++)
+			seq_putc(m, '0' +
+				 lm_probe_write(lm_alias_of(area.addr + i * PAGE_SIZE)));
+		seq_putc(m, '\n');
+	}
+	mutex_unlock(&lm_lock);
+	return 0;
+}
+
+/*
+ * Allocate a one-page area whose linear alias lies in a block or contiguous
+ * range, so that a test can watch that leaf being split. Recently freed
+ * pages have usually been split already: keep trying, holding on to the
+ * rejects until done so that they are not handed out again.
+ */
+#define LM_BLOCK_TRIES	512
+
+static int area_alloc_block(void)
+{
+	void **rejects;
+	int i, n = 0, ret = -ENOENT;
+	u64 val;
+
+	rejects = kcalloc(LM_BLOCK_TRIES, sizeof(*rejects), GFP_KERNEL);
+	if (!rejects)
+		return -ENOMEM;
+	area_free();
+	/* Prefer a PMD-level leaf, settle for a contiguous PTE range. */
+	for (i = 0; i < LM_BLOCK_TRIES; i++) {
+		void *p = vmalloc(PAGE_SIZE);
+		int kind;
+
+		if (!p) {
+			ret = -ENOMEM;
+			break;
+		}
+		kind = lm_lookup((unsigned long)lm_alias_of(p), &val);
+		if (kind >= 0 && kind < LM_CONT_PTE) {
+			if (area.addr)
+				rejects[n++] = area.addr;
+			area.addr = p;
+			break;
+		}
+		if (kind == LM_CONT_PTE && !area.addr)
+			area.addr = p;
+		else
+			rejects[n++] = p;
+	}
+	while (n)
+		vfree(rejects[--n]);
+	if (area.addr) {
+		area.pages = 1;
+		ret = 0;
+	}
+	kfree(rejects);
+	return ret;
+}
+
+static int area_cmd(char *buf)
+{
+	unsigned long n, off, cnt;
+	char op[16];
+	int args;
+
+	args = sscanf(buf, "%15s %lu %lu", op, &off, &cnt);
+	if (args < 1)
+		return -EINVAL;
+	if (!strcmp(op, "free") && args == 1) {
+		area_free();
+		return 0;
+	}
+	if (!strcmp(op, "alloc_block") && args == 1)
+		return area_alloc_block();
+	if (!strcmp(op, "alloc") && args == 2) {
+		n = off;
+		if (!n || n > totalram_pages())
+			return -EINVAL;
+		area_free();
+		area.addr = vmalloc(n * PAGE_SIZE);
+		if (!area.addr)
+			return -ENOMEM;
+		area.pages = n;
+		return 0;
+	}
+	if (strcmp(op, "ro") && strcmp(op, "rw"))
+		return -EINVAL;
+	if (!area.addr)
+		return -ENXIO;
+	if (args == 1) {
+		off = 0;
+		cnt = area.pages;
+	} else if (args != 3 || !cnt || off >= area.pages ||
+		   cnt > area.pages - off) {
+		return -EINVAL;
+	}
+	if (op[1] == 'o')
+		return lm_sym.set_memory_ro((unsigned long)area.addr +
+					 off * PAGE_SIZE, cnt);
+	return lm_sym.set_memory_rw((unsigned long)area.addr + off * PAGE_SIZE,
+				 cnt);
+}
+
+static ssize_t area_write(struct file *file, const char __user *ubuf,
+			  size_t len, loff_t *ppos)
+{
+	char buf[64];
+	int ret;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	strim(buf);
+	mutex_lock(&lm_lock);
+	ret = area_cmd(buf);
+	area.last_ret = ret;
+	mutex_unlock(&lm_lock);
+	return ret ? ret : len;
+}
+
+DEFINE_SHOW_STORE_ATTRIBUTE(area);
+
+static void area_exit(void)
+{
+	mutex_lock(&lm_lock);
+	area_free();
+	mutex_unlock(&lm_lock);
+}
+
+static const struct lm_file area_files[] = {
+	{ "area", 0644, &area_fops },
+};
+
+LM_FEATURE(area, area_exit);

@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * linmap_test "cpa": random concurrent permission and validity changes on
+ * every CPU, each thread checking its own pages against a shadow model by
+ * page-table walk and by fault-safe probes, then the auditor over the
+ * whole linear map. aim=N first runs N aimed rounds (linmap_aim.c).
+ *
+ *   echo "seed=N threads=N ops=N secs=N pages=N batch=N aim=N" > cpa
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/prandom.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <asm/tlbflush.h>
+
+#include "linmap_cpa.h"
+
+#define CPA_MAX_ORDER		min(MAX_PAGE_ORDER, 9)
+
+struct cpa_thread {
+	struct cpa_params *p;
+	struct cpa_stats s;
+	struct rnd_state rnd;
+	unsigned int id;
+	unsigned long deadline;
+	/* A vmalloc area: its pages and their linear aliases go RO/RW. */
+	void *vm;
+	unsigned long vm_pages;
+	u8 *vm_ro;
+	/* Direct-map pages: their linear map goes invalid/valid. */
+	struct page *dm;
+	unsigned long dm_pages;
+	u8 *dm_invalid;
+	char first[192];
+	struct completion done;
+};
+
+static u32 cpa_rand(struct cpa_thread *t, u32 n)
+{
+	return n ? prandom_u32_state(&t->rnd) % n : 0;
+}
+
+static __printf(2, 3) void cpa_mismatch(struct cpa_thread *t,
+					const char *fmt, ...)
+{
+	va_list args;
+	int n;
+
+	if (!t->s.mismatches++ && !t->first[0]) {
+		n = scnprintf(t->first, sizeof(t->first),
+			      "thread %u after %llu ops: ", t->id, t->s.ops);
+		va_start(args, fmt);
+		vscnprintf(t->first + n, sizeof(t->first) - n, fmt, args);
+		va_end(args);
+		pr_err("cpa: seed %lu: %s\n", t->p->seed, t->first);
+	}
+}
+
+static void cpa_call_error(struct cpa_thread *t, const char *what, int ret)
+{
+	t->s.call_errors++;
+	if (!t->first[0]) {
+		scnprintf(t->first, sizeof(t->first),
+			  "thread %u after %llu ops: %s returned %d",
+			  t->id, t->s.ops, what, ret);
+		pr_err("cpa: seed %lu: %s\n", t->p->seed, t->first);
+	}
+}
+
+static void *dm_addr(struct cpa_thread *t, unsigned long i)
+{
+	return page_address(t->dm + i);
+}
+
+/* Give back the targets, with every permission restored first. */
+static void cpa_release(struct cpa_thread *t)
+{
+	unsigned long i;
+	int ret;
+
+	if (t->vm) {
+		ret = lm_sym.set_memory_rw((unsigned long)t->vm, t->vm_pages);
+		if (ret)
+			/* Never hand read-only aliases back: keep the area. */
+			cpa_call_error(t, "set_memory_rw before vfree", ret);
+		else
+			vfree(t->vm);
+	}
+	if (t->dm) {
+		for (i = 0; i < t->dm_pages; i++)
+			if (t->dm_invalid[i])
+				lm_sym.set_direct_map_default_noflush(t->dm + i);
+		flush_tlb_kernel_range((unsigned long)dm_addr(t, 0),
+				       (unsigned long)dm_addr(t, 0) +
+				       t->dm_pages * PAGE_SIZE);
+		__free_pages(t->dm, ilog2(t->dm_pages));
+	}
+	kfree(t->vm_ro);
+	kfree(t->dm_invalid);
+	t->vm = NULL;
+	t->vm_ro = NULL;
+	t->dm = NULL;
+	t->dm_invalid = NULL;
+}
+
+static int cpa_acquire(struct cpa_thread *t)
+{
+	unsigned int order = cpa_rand(t, CPA_MAX_ORDER + 1);
+
+	t->vm_pages = 1 + cpa_rand(t, t->p->pages);
+	t->dm_pages = 1UL << order;
+	t->vm = vmalloc(t->vm_pages * PAGE_SIZE);
+	t->vm_ro = kcalloc(t->vm_pages, 1, GFP_KERNEL);
+	t->dm = alloc_pages(GFP_KERNEL | __GFP_NOWARN, order);
+	t->dm_invalid = kcalloc(t->dm_pages, 1, GFP_KERNEL);
+	if (!t->vm || !t->vm_ro || !t->dm || !t->dm_invalid) {
+		if (t->vm)
+			vfree(t->vm);
+		if (t->dm)
+			__free_pages(t->dm, order);
+		kfree(t->vm_ro);
+		kfree(t->dm_invalid);
+		t->vm = NULL;
+		t->vm_ro = NULL;
+		t->dm = NULL;
+		t->dm_invalid = NULL;
+		return -ENOMEM;
+	}
+	t->s.retargets++;
+	return 0;
+}
+
+/* A random sub-range of @n: mostly short, sometimes up to the end. */
+static void cpa_range(struct cpa_thread *t, unsigned long n,
+		      unsigned long *off, unsigned long *cnt)
+{
+	*off = cpa_rand(t, n);
+	if (cpa_rand(t, 4))
+		*cnt = 1 + cpa_rand(t, min(n - *off, 16UL));
+	else
+		*cnt = 1 + cpa_rand(t, n - *off);
+}
+
+static void cpa_op(struct cpa_thread *t)
+{
+	unsigned long off, cnt, i;
+	u32 op = cpa_rand(t, 4);
+	int ret;
+
+	if (op < 2) {
+		bool ro = op == 0;
+		unsigned long addr;
+
+		cpa_range(t, t->vm_pages, &off, &cnt);
+		addr = (unsigned long)t->vm + off * PAGE_SIZE;
+		ret = ro ? lm_sym.set_memory_ro(addr, cnt) :
+			   lm_sym.set_memory_rw(addr, cnt);
+		if (ret) {
+			/* Documented: permissions are left unchanged. */
+			cpa_call_error(t, ro ? "set_memory_ro" : "set_memory_rw",
+				       ret);
+		} else {
+			memset(t->vm_ro + off, ro, cnt);
+		}
+		if (ro)
+			t->s.ro++;
+		else
+			t->s.rw++;
+	} else {
+		bool inv = op == 2;
+
+		cpa_range(t, t->dm_pages, &off, &cnt);
+		for (i = off; i < off + cnt; i++) {
+			ret = inv ? lm_sym.set_direct_map_invalid_noflush(t->dm + i) :
+				    lm_sym.set_direct_map_default_noflush(t->dm + i);
+			if (ret) {
+				cpa_call_error(t, inv ?
+					       "set_direct_map_invalid_noflush" :
+					       "set_direct_map_default_noflush",
+					       ret);
+				break;
+			}
+			t->dm_invalid[i] = inv;
+		}
+		flush_tlb_kernel_range((unsigned long)dm_addr(t, off),
+				       (unsigned long)dm_addr(t, off + cnt));
+		if (inv)
+			t->s.invalid++;
+		else
+			t->s.valid++;
+	}
+	t->s.ops++;
+}
+
+/* Check every page of the thread's targets, by walk and by probe. */
+static void cpa_verify(struct cpa_thread *t)
+{
+	bool rodata_full = *lm_sym.rodata_full;
+	bool direct = lm_sym.can_set_direct_map();
+	bool valid, writable, want;
+	unsigned long i;
+	u8 byte;
+
+	for (i = 0; i < t->vm_pages; i++) {
+		void *va = t->vm + i * PAGE_SIZE;
+		void *alias = lm_alias_of(va);
+
+		want = !t->vm_ro[i];
+		if (lm_probe_write(va) != want)
+			cpa_mismatch(t, "vmalloc page %lu of %lu: writable=%d, shadow says %d",
+				     i, t->vm_pages, !want, want);
+		/* The alias follows only under rodata=full. */
+		want = want || !rodata_full;
+		if (lm_probe_write(alias) != want)
+			cpa_mismatch(t, "alias %px of vmalloc page %lu: writable=%d, shadow says %d",
+				     alias, i, !want, want);
+		lm_page_state((unsigned long)alias, &valid, &writable);
+		if (!valid || writable != want)
+			cpa_mismatch(t, "alias %px of vmalloc page %lu: walk says valid=%d writable=%d, shadow says writable=%d",
+				     alias, i, valid, writable, want);
+		t->s.verified++;
+	}
+	for (i = 0; i < t->dm_pages; i++) {
+		void *la = dm_addr(t, i);
+
+		/* Without can_set_direct_map() the calls change nothing. */
+		want = !t->dm_invalid[i] || !direct;
+		if (!copy_from_kernel_nofault(&byte, la, 1) != want)
+			cpa_mismatch(t, "direct page %px: readable=%d, shadow says %d",
+				     la, !want, want);
+		if (want && !lm_probe_write(la))
+			cpa_mismatch(t, "direct page %px: valid but not writable",
+				     la);
+		lm_page_state((unsigned long)la, &valid, &writable);
+		if (valid != want || (want && !writable))
+			cpa_mismatch(t, "direct page %px: walk says valid=%d writable=%d, shadow says valid=%d",
+				     la, valid, writable, want);
+		t->s.verified++;
+	}
+}
+
+static int cpa_thread_fn(void *data)
+{
+	struct cpa_thread *t = data;
+	unsigned long i;
+
+	while (t->s.ops < t->p->ops && time_before(jiffies, t->deadline) &&
+	       !t->s.mismatches) {
+		if (!t->vm || !cpa_rand(t, 32)) {
+			cpa_release(t);
+			if (cpa_acquire(t)) {
+				t->s.alloc_failures++;
+				msleep(20);
+				continue;
+			}
+		}
+		for (i = 0; i < t->p->batch && t->s.ops < t->p->ops; i++)
+			cpa_op(t);
+		t->s.batches++;
+		cpa_verify(t);
+		cond_resched();
+	}
+	cpa_release(t);
+	kthread_complete_and_exit(&t->done, 0);
+}
+
+static void cpa_add(struct cpa_stats *sum, const struct cpa_stats *s)
+{
+	const u64 *src = (const u64 *)s;
+	u64 *dst = (u64 *)sum;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(*s) / sizeof(u64); i++)
+		dst[i] += src[i];
+}
+
+static int cpa_run_threads(struct cpa_result *r)
+{
+	struct cpa_thread *th;
+	u64 start = ktime_get_ns();
+	unsigned long i, started = 0;
+
+	if (r->p.aim)
+		cpa_aim(r);
+	th = kcalloc(r->p.threads, sizeof(*th), GFP_KERNEL);
+	if (!th)
+		return -ENOMEM;
+	pr_info("cpa: seed=%lu threads=%lu ops=%lu secs=%lu pages=%lu batch=%lu aim=%lu\n",
+		r->p.seed, r->p.threads, r->p.ops, r->p.secs, r->p.pages,
+		r->p.batch, r->p.aim);
+	for (i = 0; i < r->p.threads; i++) {
+		struct cpa_thread *t = &th[i];
+		struct task_struct *task;
+
+		t->p = &r->p;
+		t->id = i;
+		t->deadline = jiffies + r->p.secs * HZ;
+		prandom_seed_state(&t->rnd, r->p.seed + i * 0x9e3779b97f4a7c15ULL);
+		init_completion(&t->done);
+		task = kthread_run(cpa_thread_fn, t, "linmap_cpa/%lu", i);
+		if (IS_ERR(task))
+			break;
+		started++;
+	}
+	for (i = 0; i < started; i++) {
+		wait_for_completion(&th[i].done);
+		cpa_add(&r->s, &th[i].s);
+		if (!r->first[0] && th[i].first[0])
+			strscpy(r->first, th[i].first, sizeof(r->first));
+	}
+	kfree(th);
+	r->elapsed_ms = div_u64(ktime_get_ns() - start, NSEC_PER_MSEC);
+	if (started < r->p.threads)
+		return -EAGAIN;
+	/* Quiescent again: the whole linear map must still be sound. */
+	return lm_audit_run(&r->audit);
+}
+
+static void cpa_show(struct seq_file *m, void *v)
+{
+	struct cpa_result *r = v;
+
+	seq_printf(m, "seed=%lu\nthreads=%lu\nops_limit=%lu\nsecs_limit=%lu\n",
+		   r->p.seed, r->p.threads, r->p.ops, r->p.secs);
+	seq_printf(m, "pages=%lu\nbatch=%lu\nret=%d\n", r->p.pages, r->p.batch,
+		   r->ret);
+	seq_printf(m, "ops=%llu\nro=%llu\nrw=%llu\ninvalid=%llu\nvalid=%llu\n",
+		   r->s.ops, r->s.ro, r->s.rw, r->s.invalid, r->s.valid);
+	seq_printf(m, "batches=%llu\nverified_pages=%llu\nretargets=%llu\n",
+		   r->s.batches, r->s.verified, r->s.retargets);
+	seq_printf(m, "mismatches=%llu\ncall_errors=%llu\nalloc_failures=%llu\n",
+		   r->s.mismatches, r->s.call_errors, r->s.alloc_failures);
+	seq_printf(m, "aim=%lu\naimed_rounds=%llu\naimed_calls=%llu\naim_slowed=%llu\n",
+		   r->p.aim, r->s.aimed, r->s.aim_calls, r->s.aim_slowed);
+	seq_printf(m, "elapsed_ms=%llu\n", r->elapsed_ms);
+	if (r->first[0])
+		seq_printf(m, "first=%s\n", r->first);
+	lm_audit_show(m, "audit.", &r->audit);
+}
+
+static void cpa_defaults(void *v)
+{
+	struct cpa_params *p = &((struct cpa_result *)v)->p;
+
+	p->seed = get_random_u32();
+	p->threads = num_online_cpus();
+	p->ops = 1000;
+	p->secs = 10;
+	p->pages = 256;
+	p->batch = 8;
+}
+
+static unsigned int cpa_params(void *v, struct lm_param *prm)
+{
+	struct cpa_params *p = &((struct cpa_result *)v)->p;
+	static const char *const names[] = {
+		"seed", "threads", "ops", "secs", "pages", "batch", "aim",
+	};
+	unsigned long *vals[] = {
+		&p->seed, &p->threads, &p->ops, &p->secs, &p->pages, &p->batch,
+		&p->aim,
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		prm[i] = (struct lm_param){ names[i], LM_ULONG, vals[i] };
+	return i;
+}
+
+static int cpa_check(void *v)
+{
+	struct cpa_params *p = &((struct cpa_result *)v)->p;
+
+	if (!p->threads || p->threads > LM_CPA_MAX_THREADS || !p->ops ||
+	    !p->secs || !p->pages || p->pages > INT_MAX || !p->batch)
+		return -EINVAL;
+	return 0;
+}
+
+static int cpa_run(void *v)
+{
+	struct cpa_result *r = v;
+
+	r->ret = cpa_run_threads(r);
+	/* The table list is only needed during the run. */
+	lm_audit_free(&r->audit);
+	if (!r->ret && (r->s.mismatches || r->s.call_errors ||
+			r->audit.violations))
+		return -EIO;
+	return r->ret;
+}
+
+static struct lm_cmd cpa_cmd = {
+	.size = sizeof(struct cpa_result),
+	.defaults = cpa_defaults,
+	.params = cpa_params,
+	.check = cpa_check,
+	.run = cpa_run,
+	.show = cpa_show,
+};
+
+static const struct lm_file cpa_files[] = {
+	{ "cpa", 0644, NULL, &cpa_cmd },
+};
+
+LM_FEATURE(cpa, NULL);

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The "cpa" feature's own parts: random rounds and aimed rounds. */
+#ifndef LINMAP_CPA_H
+#define LINMAP_CPA_H
+
+#include "linmap.h"
+
+struct cpa_params {
+	unsigned long seed, threads, ops, secs, pages, batch, aim;
+};
+
+struct cpa_stats {
+	u64 ops, ro, rw, invalid, valid, batches, verified;
+	u64 mismatches, call_errors, alloc_failures, retargets;
+	u64 aimed, aim_calls, aim_slowed;
+};
+
+struct cpa_result {
+	struct cpa_params p;
+	struct cpa_stats s;
+	u64 elapsed_ms;
+	int ret;
+	char first[192];
+	struct lm_audit audit;
+};
+
+void cpa_aim(struct cpa_result *r);
+
+#endif

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * linmap_test "invalid_block": set_memory_valid(0) over exactly one PMD
+ * block of memory this module owns. The block must stay a leaf, now
+ * invalid, that every walker still sees as a leaf (the auditor,
+ * kernel_page_present()), and come back valid. The first page is filled
+ * with values that look like valid PTEs, so that a walker that takes the
+ * invalid block for a table reads them as such.
+ *
+ *   echo run > invalid_block; cat invalid_block
+ */
+
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+
+#include "linmap.h"
+
+struct inval_result {
+	int ret;			/* 0, or the first error */
+	const char *skip;		/* why it could not run */
+	int kind_before, kind_invalid, kind_after;
+	u64 val_invalid;
+	int present_before, present_invalid, present_last_invalid;
+	int present_after;
+	unsigned long audit_violations, audit_invalid_leaves;
+	char first[128];
+};
+
+#define INVAL_TRIES	32
+
+static struct page *inval_alloc(unsigned int order, int *kind)
+{
+	struct page *tried[INVAL_TRIES], *page = NULL;
+	unsigned int i, n;
+	u64 val;
+
+	*kind = -ENOMEM;
+	for (n = 0; n < INVAL_TRIES && !page; n++) {
+		tried[n] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, order);
+		if (!tried[n])
+			break;
+		*kind = lm_lookup((unsigned long)page_address(tried[n]), &val);
+		if (*kind == LM_PMD || *kind == LM_CONT_PMD)
+			page = tried[n];
+	}
+	for (i = 0; i < n; i++)
+		if (tried[i] && tried[i] != page)
+			__free_pages(tried[i], order);
+	return page;
+}
+
+static int inval_run(void *v)
+{
+	struct inval_result *r = v;
+	unsigned int order = PMD_SHIFT - PAGE_SHIFT;
+	unsigned long addr, n = 1UL << order;
+	struct lm_audit *a;
+	struct page *page;
+	u64 val;
+
+	r->kind_before = -1;
+	r->kind_invalid = -1;
+	r->kind_after = -1;
+	if (!lm_sym.set_memory_valid || !lm_sym.kernel_page_present) {
+		r->skip = "the kernel has no set_memory_valid() or kernel_page_present()";
+		return 0;
+	}
+	if (order > MAX_PAGE_ORDER) {
+		r->skip = "a PMD block is larger than the page allocator's largest block";
+		return 0;
+	}
+	/* Earlier splits leave some free blocks page-mapped: try a few. */
+	page = inval_alloc(order, &r->kind_before);
+	if (!page) {
+		r->skip = r->kind_before == -ENOMEM ?
+			  "no free PMD-sized block of memory" :
+			  "no free PMD-sized block is mapped by a PMD block";
+		return 0;
+	}
+	addr = (unsigned long)page_address(page);
+	memset((void *)addr, 0xff, PAGE_SIZE);
+	r->present_before = lm_sym.kernel_page_present(page);
+	r->ret = lm_sym.set_memory_valid(addr, n, 0);
+	if (r->ret) {
+		scnprintf(r->first, sizeof(r->first), "set_memory_valid(0) returned %d",
+			  r->ret);
+		goto out;
+	}
+	r->kind_invalid = lm_lookup(addr, &r->val_invalid);
+	r->present_invalid = lm_sym.kernel_page_present(page);
+	r->present_last_invalid = lm_sym.kernel_page_present(page + n - 1);
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (a && !lm_audit_run(a)) {
+		r->audit_violations = a->violations;
+		r->audit_invalid_leaves = a->invalid_leaves;
+		if (a->shown)
+			strscpy(r->first, a->msg[0], sizeof(r->first));
+	}
+	if (a)
+		lm_audit_free(a);
+	kfree(a);
+	r->ret = lm_sym.set_memory_valid(addr, n, 1);
+	if (r->ret) {
+		scnprintf(r->first, sizeof(r->first), "set_memory_valid(1) returned %d",
+			  r->ret);
+		/* Never hand invalid memory back to the allocator. */
+		return 0;
+	}
+	r->kind_after = lm_lookup(addr, &val);
+	r->present_after = lm_sym.kernel_page_present(page);
+out:
+	__free_pages(page, order);
+	return 0;
+}
+
+static void inval_show(struct seq_file *m, void *v)
+{
+	struct inval_result *r = v;
+
+	if (r->skip)
+		seq_printf(m, "skip=%s\n", r->skip);
+	seq_printf(m, "ret=%d\n", r->ret);
+	seq_printf(m, "kind_before=%s\nkind_invalid=%s\nkind_after=%s\n",
+		   lm_kind_str(r->kind_before), lm_kind_str(r->kind_invalid),
+		   lm_kind_str(r->kind_after));
+	seq_printf(m, "valid_bit_invalid=%d\n",
+		   !!(r->val_invalid & PTE_VALID));
+	seq_printf(m, "present_before=%d\npresent_invalid=%d\n",
+		   r->present_before, r->present_invalid);
+	seq_printf(m, "present_last_invalid=%d\npresent_after=%d\n",
+		   r->present_last_invalid, r->present_after);
+	seq_printf(m, "audit.violations=%lu\naudit.invalid_leaves=%lu\n",
+		   r->audit_violations, r->audit_invalid_leaves);
+	if (r->first[0])
+		seq_printf(m, "first=%s\n", r->first);
+}
+
+static struct lm_cmd inval_cmd = {
+	.size = sizeof(struct inval_result),
+	.run = inval_run,
+	.show = inval_show,
+};
+
+static const struct lm_file inval_files[] = {
+	{ "invalid_block", 0644, NULL, &inval_cmd },
+};
+
+LM_FEATURE(inval, NULL);
