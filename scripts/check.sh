@@ -300,6 +300,25 @@ count_tap() {
 
 # boot_guest GEOMETRY MODE VAR=VALUE...: boot.sh with these settings, its
 # logs in the check directory; it must boot, finish and log no splat.
+# The KUnit results the guest kept, where the kernel has KUnit (and so the
+# build has the module's suite).
+count_ktap() {
+	local ps=$1 mode=$2 data=$3 status name reason seen=0 build
+	read -r _ _ _ build < <(geometry "$ps")
+	[ -f "$build/kmod/linmap_kunit.ko" ] || return 0
+	while IFS=$'\t' read -r status name reason; do
+		seen=1
+		case "$status" in
+		ok) ok "$mode: kunit $name" ;;
+		skip) skip "$mode: kunit $name" "$reason" ;;
+		*) bad "$mode: kunit $name${reason:+ # $reason}" \
+			"$(linmap_data section "$data" ktap | tail -25)" ;;
+		esac
+	done < <(linmap_data ktap "$data")
+	[ $seen = 1 ] || bad "$mode: KUnit suites produced no results" \
+		"$(linmap_data section "$data" ktap || grep kunit "$data")"
+}
+
 boot_guest() {
 	local ps=$1 mode=$2
 	shift 2
@@ -325,6 +344,7 @@ guest() {
 		return 0
 	fi
 	count_tap "$mode" "$data"
+	count_ktap "$ps" "$mode" "$data"
 	check_churn "$mode" "$data"
 }
 

@@ -13,6 +13,9 @@ usage:
         ok|fail|skip<TAB>NUMBER NAME<TAB>reason (a SKIP's reason, or a
         failure's directive); --nested: the results one level down
         ('# ok ...', as run_kselftest.sh prints its tests' own)
+  linmap_data.py ktap FILE             the KUnit results in [ktap], one a
+        line as for tap, named SUITE.TEST[.CASE]; a suite or test that
+        failed without a failed case below it is a result of its own
   linmap_data.py totals FILE           kselftest's 'Totals: pass:...' line
   linmap_data.py log FILE NAME         the output of test NAME, from its
                                        RUN line to its result (25 lines)
@@ -100,6 +103,44 @@ def tap(path, nested=False):
     return out
 
 
+KTAP_SUBTEST = re.compile(r"^(\s*)# Subtest: (\S+)")
+
+
+def ktap(path):
+    """[(status, name, reason)] of the innermost KTAP results; a parent's
+    own line counts only when it failed and none below it did."""
+    out, stack = [], []	# stack: [indent, name, failed below]
+    for line in sections(path).get("ktap", []):
+        m = KTAP_SUBTEST.match(line)
+        if m:
+            stack.append([len(m.group(1)), m.group(2), False])
+            continue
+        indent = len(line) - len(line.lstrip())
+        m = TAP_RESULT.match(line.strip())
+        if not m:
+            continue
+        failed = m.group(1) == "not ok"
+        directive = m.group(4) or ""
+        name = m.group(3) or m.group(2)
+        if stack and stack[-1][0] > indent:
+            # The line that closes a subtest.
+            _, _, below = stack.pop()
+            if not failed or below:
+                if failed and stack:
+                    stack[-1][2] = True
+                continue
+        path_name = ".".join([s[1] for s in stack] + [name])
+        if failed:
+            for s in stack:
+                s[2] = True
+            out.append(("fail", path_name, directive))
+        elif directive.upper().startswith("SKIP"):
+            out.append(("skip", path_name, directive[4:].strip()))
+        else:
+            out.append(("ok", path_name, directive))
+    return out
+
+
 def totals(path):
     for line in sections(path).get("tap", []):
         if line.startswith("# Totals:"):
@@ -124,6 +165,10 @@ def test_log(path, name, most=25):
 def main(argv):
     if len(argv) in (2, 3) and argv[0] == "tap" and argv[2:] in ([], ["--nested"]):
         for r in tap(argv[1], nested=len(argv) == 3):
+            print("\t".join(r))
+        return 0
+    if len(argv) == 2 and argv[0] == "ktap":
+        for r in ktap(argv[1]):
             print("\t".join(r))
         return 0
     if len(argv) == 2 and argv[0] == "totals":
