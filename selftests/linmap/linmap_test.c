@@ -1296,7 +1296,7 @@ TEST_F_TIMEOUT(linmap, hotplug_policy, 600)
 
 	if (!lm_hotplug_range(&start, &size))
 		SKIP(return, "set LINMAP_HOTPLUG=START,SIZE to a range of RAM left out by mem=");
-	snprintf(cmd, sizeof(cmd), "%#llx,%#llx", start, size);
+	snprintf(cmd, sizeof(cmd), "range=%#llx,%#llx", start, size);
 	ret = lm_write("hotplug", cmd);
 	if (ret == -EOPNOTSUPP)
 		SKIP(return, "the kernel has no memory hotplug");
