@@ -221,6 +221,13 @@ struct lm_feature {
 	void (*exit)(void);
 };
 
+/* A feature that is one command file, run by NAME_cmd. */
+#define LM_COMMAND_FEATURE(_name, _file)				\
+	static const struct lm_file _name##_files[] = {			\
+		{ _file, 0644, NULL, &_name##_cmd },			\
+	};								\
+	LM_FEATURE(_name, NULL)
+
 /* Defines lm_feature_NAME from the array NAME_files. */
 #define LM_FEATURE(_name, _exit)					\
 	const struct lm_feature lm_feature_##_name = {			\

@@ -209,46 +209,44 @@ static void walk_pte(struct lm_walk *w, pmd_t *pmdp, unsigned long addr,
 static void walk_pmd(struct lm_walk *w, pud_t *pudp, unsigned long addr,
 		     unsigned long end)
 {
-	pmd_t *first = pmd_offset(pudp, addr), *pmdp = first;
+	pmd_t *first = pmd_offset(pudp, addr), *pmdp;
 	unsigned long start = addr, next;
 	unsigned int used = 0;
 
-	do {
+	for (pmdp = first; addr != end && !w->stop; pmdp++, addr = next) {
 		pmd_t pmd = READ_ONCE(*pmdp);
 
 		next = pmd_addr_end(addr, end);
 		if (pmd_none(pmd))
 			continue;
-		used++;
+		if (!(++used & 63))
+			cond_resched();
 		if (pmd_table(pmd))
 			walk_pte(w, pmdp, addr, next);
 		else
 			w->stop = walk_leaf(w, pmd_cont(pmd) ? LM_CONT_PMD :
 					    LM_PMD, pmdp, addr, pmd_val(pmd));
-		if (!(used & 63))
-			cond_resched();
-	} while (pmdp++, addr = next, addr != end && !w->stop);
+	}
 	walk_done(w, LM_LVL_PMD, first, start, end,
 		  mm_pmd_folded(lm_sym.init_mm), used);
 }
 
-static void walk_pud(struct lm_walk *w, p4d_t *p4dp, unsigned long addr,
+static void walk_pud(struct lm_walk *w, p4d_t *p4dp, unsigned long start,
 		     unsigned long end)
 {
-	pud_t *first = pud_offset(p4dp, addr), *pudp = first;
-	unsigned long start = addr, next;
+	pud_t *first = pud_offset(p4dp, start), *pudp = first;
+	unsigned long addr = start, next;
 	unsigned int used = 0;
 
 	do {
 		pud_t pud = READ_ONCE(*pudp);
 
 		next = pud_addr_end(addr, end);
-		if (pud_none(pud))
-			continue;
-		used++;
+		used += !pud_none(pud);
+		/* Only 4K pages have PUD blocks (see lm_pud_blocks()). */
 		if (pud_table(pud))
 			walk_pmd(w, pudp, addr, next);
-		else
+		else if (!pud_none(pud))
 			w->stop = walk_leaf(w, LM_PUD, pudp, addr, pud_val(pud));
 	} while (pudp++, addr = next, addr != end && !w->stop);
 	walk_done(w, LM_LVL_PUD, first, start, end,
@@ -259,18 +257,18 @@ static void walk_pud(struct lm_walk *w, p4d_t *p4dp, unsigned long addr,
 static void walk_p4d(struct lm_walk *w, pgd_t *pgdp, unsigned long addr,
 		     unsigned long end)
 {
-	p4d_t *first = p4d_offset(pgdp, addr), *p4dp = first;
+	p4d_t *first = p4d_offset(pgdp, addr), *p4dp;
 	unsigned long start = addr, next;
 	unsigned int used = 0;
 
-	do {
+	for (p4dp = first; addr != end && !w->stop; p4dp++, addr = next) {
 		next = p4d_addr_end(addr, end);
 		/* Folded levels read as never none: check each one. */
 		if (p4d_none(READ_ONCE(*p4dp)))
 			continue;
 		used++;
 		walk_pud(w, p4dp, addr, next);
-	} while (p4dp++, addr = next, addr != end && !w->stop);
+	}
 	walk_done(w, LM_LVL_P4D, first, start, end,
 		  mm_p4d_folded(lm_sym.init_mm), used);
 }

@@ -95,7 +95,7 @@ static void cpa_release(struct cpa_thread *t)
 	}
 	if (t->dm) {
 		for (i = 0; i < t->dm_pages; i++)
-			if (t->dm_invalid[i])
+			if (t->dm_invalid && t->dm_invalid[i])
 				lm_sym.set_direct_map_default_noflush(t->dm + i);
 		flush_tlb_kernel_range((unsigned long)dm_addr(t, 0),
 				       (unsigned long)dm_addr(t, 0) +
@@ -121,16 +121,8 @@ static int cpa_acquire(struct cpa_thread *t)
 	t->dm = alloc_pages(GFP_KERNEL | __GFP_NOWARN, order);
 	t->dm_invalid = kcalloc(t->dm_pages, 1, GFP_KERNEL);
 	if (!t->vm || !t->vm_ro || !t->dm || !t->dm_invalid) {
-		if (t->vm)
-			vfree(t->vm);
-		if (t->dm)
-			__free_pages(t->dm, order);
-		kfree(t->vm_ro);
-		kfree(t->dm_invalid);
-		t->vm = NULL;
-		t->vm_ro = NULL;
-		t->dm = NULL;
-		t->dm_invalid = NULL;
+		/* Nothing is read-only or invalid yet: all goes back as is. */
+		cpa_release(t);
 		return -ENOMEM;
 	}
 	t->s.retargets++;
@@ -406,8 +398,4 @@ static struct lm_cmd cpa_cmd = {
 	.show = cpa_show,
 };
 
-static const struct lm_file cpa_files[] = {
-	{ "cpa", 0644, NULL, &cpa_cmd },
-};
-
-LM_FEATURE(cpa, NULL);
+LM_COMMAND_FEATURE(cpa, "cpa");

@@ -64,9 +64,10 @@ static int hp_run(void *v)
 		return 0;
 	}
 	hp->want_blocks = lm_linear_blocks();
-	hp->map_ticks = hp->unmap_ticks = -1;
+	hp->map_ticks = -1;
+	hp->unmap_ticks = -1;
 	if (lm_sym.hotplug_ticks)
-		lm_sym.hotplug_ticks[0] = lm_sym.hotplug_ticks[1] = 0;
+		memset(lm_sym.hotplug_ticks, 0, 2 * sizeof(u64));
 	lm_count(c);
 	hp->tables_before = c->table_pages;
 	t0 = ktime_get_ns();
@@ -168,8 +169,4 @@ static struct lm_cmd hotplug_cmd = {
 	.show = hotplug_show,
 };
 
-static const struct lm_file hotplug_files[] = {
-	{ "hotplug", 0644, NULL, &hotplug_cmd },
-};
-
-LM_FEATURE(hotplug, NULL);
+LM_COMMAND_FEATURE(hotplug, "hotplug");

@@ -520,8 +520,4 @@ static struct lm_cmd inject_cmd = {
 	.show = inject_show,
 };
 
-static const struct lm_file inject_files[] = {
-	{ "inject", 0644, NULL, &inject_cmd },
-};
-
-LM_FEATURE(inject, NULL);
+LM_COMMAND_FEATURE(inject, "inject");

@@ -143,8 +143,4 @@ static struct lm_cmd inval_cmd = {
 	.show = inval_show,
 };
 
-static const struct lm_file inval_files[] = {
-	{ "invalid_block", 0644, NULL, &inval_cmd },
-};
-
-LM_FEATURE(inval, NULL);
+LM_COMMAND_FEATURE(inval, "invalid_block");

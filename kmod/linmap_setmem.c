@@ -217,8 +217,4 @@ static struct lm_cmd setmem_cmd = {
 	.show = setmem_show,
 };
 
-static const struct lm_file setmem_files[] = {
-	{ "setmem", 0644, NULL, &setmem_cmd },
-};
-
-LM_FEATURE(setmem, NULL);
+LM_COMMAND_FEATURE(setmem, "setmem");

@@ -225,8 +225,4 @@ static struct lm_cmd stress_cmd = {
 	.show = stress_show,
 };
 
-static const struct lm_file stress_files[] = {
-	{ "stress", 0644, NULL, &stress_cmd },
-};
-
-LM_FEATURE(stress, NULL);
+LM_COMMAND_FEATURE(stress, "stress");
