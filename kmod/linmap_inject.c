@@ -6,7 +6,9 @@
  * survives, the call reports the failure and nothing leaks. Kernels
  * without the hook refuse the command with -EOPNOTSUPP.
  *
- *   echo "run hotplug=START,SIZE" > inject; cat inject
+ *   echo "run [case=N] [hotplug=START,SIZE]" > inject; cat inject
+ *
+ * case=N (enum lm_inject_case) runs that case alone.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -19,7 +21,6 @@
 
 #include "linmap.h"
 
-#define INJECT_CASES	4
 
 struct inject_case {
 	const char *name;
@@ -32,9 +33,13 @@ struct inject_case {
 };
 
 struct inject_result {
-	struct inject_case c[INJECT_CASES];
+	struct inject_case c[LM_INJ_NR_CASES];
 	unsigned long hp[2];		/* hotplug=START,SIZE */
+	unsigned long only;		/* case=N, or every case */
 };
+
+static const char *const inject_case_name[LM_INJ_NR_CASES] =
+	LM_INJ_CASE_NAMES;
 
 static __printf(2, 3) void inj_bad(struct inject_case *c, const char *fmt,
 				   ...)
@@ -187,7 +192,6 @@ static void inj_case_page(struct inject_case *c)
 	u8 byte;
 	void *la;
 
-	c->name = "direct_map_page";
 	blk = inj_find_target(&order, &page, &kind);
 	if (!blk) {
 		c->skip = "no memory for a target block";
@@ -272,7 +276,6 @@ static void inj_case_split(struct inject_case *c)
 	bool valid, writable, was_writable[4];
 	int kind, nth, ret;
 
-	c->name = "split_block";
 	if (!lm_sym.split_kernel_leaf_mapping) {
 		c->skip = "the kernel does not split the linear map";
 		return;
@@ -324,7 +327,6 @@ static void inj_case_vmalloc(struct inject_case *c)
 	int nth, ret;
 	void *vm;
 
-	c->name = "vmalloc_ro";
 	if (!*lm_sym.rodata_full) {
 		c->skip = "linear aliases only change with rodata=full";
 		return;
@@ -400,7 +402,6 @@ static void inj_case_hotplug(struct inject_case *c, unsigned long *hp)
 	u64 tables;
 	int nth, ret;
 
-	c->name = "hot_add";
 	if (!lm_sym.add_memory || !lm_sym.remove_memory) {
 		c->skip = "the kernel has no memory hotplug";
 		return;
@@ -466,11 +467,31 @@ out:
 static int inject_run(void *v)
 {
 	struct inject_result *r = v;
+	unsigned int i;
 
-	inj_case_split(&r->c[0]);
-	inj_case_page(&r->c[1]);
-	inj_case_vmalloc(&r->c[2]);
-	inj_case_hotplug(&r->c[3], r->hp);
+	for (i = 0; i < LM_INJ_NR_CASES; i++) {
+		struct inject_case *c = &r->c[i];
+
+		c->name = inject_case_name[i];
+		if (r->only != ULONG_MAX && r->only != i) {
+			c->skip = "not asked for (case=)";
+			continue;
+		}
+		switch (i) {
+		case LM_INJ_SPLIT_BLOCK:
+			inj_case_split(c);
+			break;
+		case LM_INJ_DIRECT_MAP_PAGE:
+			inj_case_page(c);
+			break;
+		case LM_INJ_VMALLOC_RO:
+			inj_case_vmalloc(c);
+			break;
+		case LM_INJ_HOT_ADD:
+			inj_case_hotplug(c, r->hp);
+			break;
+		}
+	}
 	return 0;
 }
 
@@ -479,8 +500,8 @@ static void inject_show(struct seq_file *m, void *v)
 	struct inject_result *r = v;
 	int i;
 
-	seq_printf(m, "cases=%d\n", INJECT_CASES);
-	for (i = 0; i < INJECT_CASES; i++) {
+	seq_printf(m, "cases=%d\n", LM_INJ_NR_CASES);
+	for (i = 0; i < LM_INJ_NR_CASES; i++) {
 		struct inject_case *c = &r->c[i];
 
 		seq_printf(m, "%s.skip=%s\n", c->name, c->skip ?: "");
@@ -503,7 +524,20 @@ static unsigned int inject_params(void *v, struct lm_param *p)
 	struct inject_result *r = v;
 
 	p[0] = (struct lm_param){ "hotplug", LM_RANGE, r->hp };
-	return 1;
+	p[1] = (struct lm_param){ "case", LM_ULONG, &r->only };
+	return 2;
+}
+
+static void inject_defaults(void *v)
+{
+	((struct inject_result *)v)->only = ULONG_MAX;
+}
+
+static int inject_check(void *v)
+{
+	unsigned long only = ((struct inject_result *)v)->only;
+
+	return only == ULONG_MAX || only < LM_INJ_NR_CASES ? 0 : -EINVAL;
 }
 
 /* Only kernels with the test-only hook can fail their allocations. */
@@ -514,7 +548,9 @@ static int inject_available(void)
 
 static struct lm_cmd inject_cmd = {
 	.size = sizeof(struct inject_result),
+	.defaults = inject_defaults,
 	.params = inject_params,
+	.check = inject_check,
 	.available = inject_available,
 	.run = inject_run,
 	.show = inject_show,

@@ -46,6 +46,18 @@ enum lm_scope {
 
 #define LM_SCOPE_NAMES	{ "all", "kimage", "kfence", "rest" }
 
+/* The cases of "inject", numbered for its case= parameter. */
+enum lm_inject_case {
+	LM_INJ_SPLIT_BLOCK,
+	LM_INJ_DIRECT_MAP_PAGE,
+	LM_INJ_VMALLOC_RO,
+	LM_INJ_HOT_ADD,
+	LM_INJ_NR_CASES,
+};
+
+#define LM_INJ_CASE_NAMES	\
+	{ "split_block", "direct_map_page", "vmalloc_ro", "hot_add" }
+
 /*
  * LM_IOC_LEAF on the "leaf" file: the leaf entry that maps @addr, a
  * linear-map address. A lookup is one call with several results, so it is

@@ -1677,18 +1677,22 @@ TEST_F_TIMEOUT(linmap_inject, inject_alloc_failures, 1800)
 	static const char * const zero[] = {
 		"wrong_ret", "lost", "leaked", "audit",
 	};
+	static const char * const cases[] = LM_INJ_CASE_NAMES;
 	unsigned long long start, size, allocs, failed, tries;
 	char cmd[128], key[64], skip[128], leaf[32];
 	const char *name = variant->name;
 	struct lm_out *o;
-	int ret;
+	int i, n, ret;
 
+	/* Only this variant's case: the module runs it alone. */
+	for (i = 0; i < LM_INJ_NR_CASES && strcmp(cases[i], name); i++)
+		;
+	ASSERT_LT(i, LM_INJ_NR_CASES) TH_LOG("no inject case '%s'", name);
+	n = snprintf(cmd, sizeof(cmd), "case=%d", i);
 	if (lm_hotplug_range(&start, &size))
 		/* The upper half: a part of a block, so tables are needed. */
-		snprintf(cmd, sizeof(cmd), "run hotplug=%#llx,%#llx",
+		snprintf(cmd + n, sizeof(cmd) - n, " hotplug=%#llx,%#llx",
 			 start + size / 2, size / 2);
-	else
-		snprintf(cmd, sizeof(cmd), "run");
 	ret = lm_write("inject", cmd);
 	if (ret == -EOPNOTSUPP)
 		SKIP(return, "the kernel lacks the test-only linmap_inject hook");
