@@ -17,6 +17,7 @@
 #include <linux/prandom.h>
 #include <linux/random.h>
 #include <linux/slab.h>
+#include <linux/timer.h>
 #include <linux/vmalloc.h>
 #include <asm/tlbflush.h>
 
@@ -273,12 +274,56 @@ static void cpa_add(struct cpa_stats *sum, const struct cpa_stats *s)
 		dst[i] += src[i];
 }
 
+/*
+ * One change from softirq context, as KFENCE makes them from RCU
+ * callbacks: lockdep then knows the split lock is taken there, and checks
+ * every lock the other changes take inside it against that.
+ */
+struct cpa_softirq {
+	struct timer_list timer;
+	struct page *page;
+	int ret;
+	struct completion done;
+};
+
+static void cpa_softirq_fn(struct timer_list *timer)
+{
+	struct cpa_softirq *s = from_timer(s, timer, timer);
+
+	s->ret = lm_sym.set_direct_map_default_noflush(s->page);
+	complete(&s->done);
+}
+
+static int cpa_softirq(void)
+{
+	struct cpa_softirq s = { .page = alloc_page(GFP_KERNEL) };
+
+	if (!s.page)
+		return -ENOMEM;
+	init_completion(&s.done);
+	timer_setup_on_stack(&s.timer, cpa_softirq_fn, 0);
+	mod_timer(&s.timer, jiffies + 1);
+	wait_for_completion(&s.done);
+	del_timer_sync(&s.timer);
+	destroy_timer_on_stack(&s.timer);
+	__free_page(s.page);
+	return s.ret;
+}
+
 static int cpa_run_threads(struct cpa_result *r)
 {
 	struct cpa_thread *th;
 	u64 start = ktime_get_ns();
 	unsigned long i, started = 0;
+	int ret;
 
+	ret = cpa_softirq();
+	if (ret) {
+		r->s.call_errors++;
+		scnprintf(r->first, sizeof(r->first),
+			  "set_direct_map_default_noflush() from softirq: %d",
+			  ret);
+	}
 	if (r->p.aim)
 		cpa_aim(r);
 	th = kcalloc(r->p.threads, sizeof(*th), GFP_KERNEL);
