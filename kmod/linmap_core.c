@@ -242,11 +242,13 @@ static void walk_pud(struct lm_walk *w, p4d_t *p4dp, unsigned long start,
 		pud_t pud = READ_ONCE(*pudp);
 
 		next = pud_addr_end(addr, end);
-		used += !pud_none(pud);
-		/* Only 4K pages have PUD blocks (see lm_pud_blocks()). */
+		/* Without PUD blocks pud_table() is true of any entry. */
+		if (pud_none(pud))
+			continue;
+		used++;
 		if (pud_table(pud))
 			walk_pmd(w, pudp, addr, next);
-		else if (!pud_none(pud))
+		else
 			w->stop = walk_leaf(w, LM_PUD, pudp, addr, pud_val(pud));
 	} while (pudp++, addr = next, addr != end && !w->stop);
 	walk_done(w, LM_LVL_PUD, first, start, end,
