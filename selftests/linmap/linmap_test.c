@@ -1337,182 +1337,6 @@ TEST_F_TIMEOUT(linmap, hotplug_policy, 600)
 }
 
 /*
- * Run one stress pass with @params and check its result.  @params is also
- * parsed for the values the result must echo.
- */
-static void lm_stress(struct __test_metadata *_metadata, struct lm_ctx *lm,
-		      const char *params)
-{
-	static const char * const zero[] = {
-		"errors", "ro_fail", "rw_fail", "alloc_fail",
-		"vmalloc_writable_when_ro", "alias_writable_when_ro",
-		"not_writable_when_rw",
-	};
-	static const char * const echo[] = { "rounds", "threads", "pages" };
-	unsigned long long rounds, val, want, ro, rw, probe;
-	struct lm_out *o;
-	unsigned int i;
-	int ret;
-
-	TH_LOG("stress: %s", params);
-	ret = lm_write("stress", params);
-	ASSERT_EQ(0, ret) TH_LOG("stress '%s': %s", params, strerror(-ret));
-	o = lm_get(_metadata, lm, "stress");
-
-	for (i = 0; i < ARRAY_SIZE(echo); i++) {
-		val = lm_num(_metadata, o, "%s", echo[i]);
-		if (lm_kv_num(params, echo[i], &want))
-			continue;
-		/* pages=0 asks the module to pick; it says what it used. */
-		if (want || strcmp(echo[i], "pages"))
-			EXPECT_EQ(want, val) TH_LOG("stress: %s", echo[i]);
-	}
-	EXPECT_LT(0, lm_num(_metadata, o, "pages"));
-	lm_expect_zero(_metadata, o, "", zero, ARRAY_SIZE(zero));
-	/* The alias is only expected read-only with rodata=full. */
-	EXPECT_EQ(lm->st.rodata_full, lm_bool(_metadata, o, "alias_checked"));
-
-	rounds = lm_num(_metadata, o, "rounds");
-	for (val = 1; val <= rounds; val++) {
-		ro = lm_num(_metadata, o, "round.%llu.ro_ns", val);
-		rw = lm_num(_metadata, o, "round.%llu.rw_ns", val);
-		probe = lm_num(_metadata, o, "round.%llu.probe_ns", val);
-		TH_LOG("round %llu: ro %llu us, rw %llu us, probe %llu us", val,
-		       ro / 1000, rw / 1000, probe / 1000);
-	}
-}
-
-/*
- * Two tests rather than two variants: the harness fixes a test's time
- * budget, and the large run needs far more than the small one may take.
- */
-TEST_F_TIMEOUT(linmap, stress_small, 600)
-{
-	lm_stress(_metadata, &self->lm, "pages=2048 rounds=2 threads=2");
-}
-
-TEST_F_TIMEOUT(linmap, stress_default, LM_STRESS_TIMEOUT)
-{
-	const char *env = getenv("LINMAP_STRESS");
-	char params[256];
-	size_t len;
-
-	if (!env || !*env)
-		SKIP(return, "set LINMAP_STRESS to run the large stress");
-	/* The command is sent as one line; drop what a shell may have added. */
-	len = snprintf(params, sizeof(params), "%s", env);
-	ASSERT_GT(sizeof(params), len) TH_LOG("LINMAP_STRESS too long");
-	while (len && isspace((unsigned char)params[len - 1]))
-		params[--len] = '\0';
-	lm_stress(_metadata, &self->lm, params);
-}
-
-#define LM_MAX_CPUS	256
-
-/*
- * Which CPUs claim BBML2_NOABORT through the test-only bbml2_test= boot
- * parameter (all, none, boot, secondary or a CPU list). Returns false when
- * the parameter is absent: then nothing says which CPUs have it.
- */
-static bool lm_bbml2_claims(bool *claims)
-{
-	char arg[128], *end, *tok;
-	int i;
-
-	if (!lm_cmdline("bbml2_test", arg, sizeof(arg)))
-		return false;
-	for (i = 0; i < LM_MAX_CPUS; i++)
-		claims[i] = !strcmp(arg, "all") ||
-			    (!strcmp(arg, "boot") && i == 0) ||
-			    (!strcmp(arg, "secondary") && i != 0);
-	for (tok = strtok(arg, ","); tok && isdigit((unsigned char)*tok);
-	     tok = strtok(NULL, ",")) {
-		long lo = strtol(tok, &end, 10), hi = lo;
-
-		if (*end == '-')
-			hi = strtol(end + 1, NULL, 10);
-		for (i = lo; i <= hi && i < LM_MAX_CPUS; i++)
-			claims[i] = true;
-	}
-	return true;
-}
-
-/*
- * A CPU held back at boot (maxcpus=) that lacks BBML2_NOABORT must not come
- * online once the system relies on it; any CPU may when it does not.
- */
-TEST_F(linmap, late_cpu_online)
-{
-	const struct lm_state *st = &self->lm.st;
-	bool claims[LM_MAX_CPUS] = { false };
-	int cpu, tried = 0;
-	char path[64];
-
-	if (!lm_bbml2_claims(claims))
-		SKIP(return, "needs bbml2_test= to know which CPUs have BBML2_NOABORT");
-	for (cpu = 1; cpu < LM_MAX_CPUS; cpu++) {
-		char *online;
-		bool want, ok;
-		int fd;
-
-		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-		online = lm_read_path(path);
-		if (!online)
-			continue;
-		if (online[0] != '0') {
-			free(online);
-			continue;
-		}
-		free(online);
-		tried++;
-		want = st->bbml2 != 1 || claims[cpu];
-		fd = open(path, O_WRONLY);
-		ASSERT_LE(0, fd) TH_LOG("open %s: %s", path, strerror(errno));
-		ok = write(fd, "1", 1) == 1;
-		close(fd);
-		TH_LOG("CPU%d: bbml2=%d, claims BBML2_NOABORT: %s, online: %s", cpu,
-		       st->bbml2, claims[cpu] ? "yes" : "no", ok ? "yes" : "refused");
-		EXPECT_EQ(want, ok);
-	}
-	if (!tried)
-		SKIP(return, "no offline CPU: boot with maxcpus= below the CPU count");
-}
-
-/*
- * A KFENCE pool set up late comes from the page allocator and may lie in
- * blocks of the linear map; it must end up mapped with PTEs, its pages
- * protected one at a time from then on. Last of all: KFENCE keeps
- * sampling allocations for the rest of the boot.
- */
-TEST_F(linmap, kfence_late_pool)
-{
-	const char *param = "/sys/module/kfence/parameters/sample_interval";
-	unsigned long long pages;
-	struct lm_state now;
-	struct lm_counts c;
-	int fd, k;
-
-	if (self->lm.st.kfence != LM_KFENCE_LATE || !self->lm.st.kfence_pool.none)
-		SKIP(return, "needs KFENCE built in and not started at boot");
-	fd = open(param, O_WRONLY);
-	if (fd < 0)
-		SKIP(return, "cannot open %s: %s", param, strerror(errno));
-	EXPECT_EQ(3, write(fd, "100", 3)) TH_LOG("start KFENCE: %s", strerror(errno));
-	close(fd);
-	lm_parse_state(_metadata, &self->lm, &now);
-	ASSERT_FALSE(now.kfence_pool.none) TH_LOG("no KFENCE pool after starting it");
-	pages = (now.kfence_pool.end - now.kfence_pool.start) / now.page_size;
-	lm_get_counts(_metadata, &self->lm, &now, &c);
-	for (k = 0; k < LM_NR_KINDS; k++) {
-		if (k == LM_PTE)
-			continue;
-		EXPECT_EQ(0, c.n[LM_KFENCE][k])
-			TH_LOG("late KFENCE pool mapped with %s", lm_kind_name[k]);
-	}
-	EXPECT_EQ(pages, c.n[LM_KFENCE][LM_PTE]);
-}
-
-/*
  * Under rodata=full the aliases of pages [off, off + cnt) must be read-only
  * and, where the kernel gets it right, only those. Unpatched 6.12 changes
  * the alias of every page of the area whatever the range (bbml2=unknown
@@ -1726,6 +1550,193 @@ TEST_F_TIMEOUT(linmap_inject, inject_alloc_failures, 1800)
 	}
 	TH_LOG("%s: %llu allocations, %llu made to fail, %llu calls%s%s",
 	       name, allocs, failed, tries, *leaf ? ", leaf " : "", leaf);
+}
+
+/*
+ * Last, as they change the whole system: the big stress leaves few blocks
+ * unsplit (with 64K pages, none), a held-back CPU comes online, KFENCE
+ * starts. The tests above need the blocks.
+ */
+FIXTURE(linmap_last) {
+	struct lm_ctx lm;
+};
+
+LM_FIXTURE(linmap_last);
+
+/*
+ * Run one stress pass with @params and check its result.  @params is also
+ * parsed for the values the result must echo.
+ */
+static void lm_stress(struct __test_metadata *_metadata, struct lm_ctx *lm,
+		      const char *params)
+{
+	static const char * const zero[] = {
+		"errors", "ro_fail", "rw_fail", "alloc_fail",
+		"vmalloc_writable_when_ro", "alias_writable_when_ro",
+		"not_writable_when_rw",
+	};
+	static const char * const echo[] = { "rounds", "threads", "pages" };
+	unsigned long long rounds, val, want, ro, rw, probe;
+	struct lm_out *o;
+	unsigned int i;
+	int ret;
+
+	TH_LOG("stress: %s", params);
+	ret = lm_write("stress", params);
+	ASSERT_EQ(0, ret) TH_LOG("stress '%s': %s", params, strerror(-ret));
+	o = lm_get(_metadata, lm, "stress");
+
+	for (i = 0; i < ARRAY_SIZE(echo); i++) {
+		val = lm_num(_metadata, o, "%s", echo[i]);
+		if (lm_kv_num(params, echo[i], &want))
+			continue;
+		/* pages=0 asks the module to pick; it says what it used. */
+		if (want || strcmp(echo[i], "pages"))
+			EXPECT_EQ(want, val) TH_LOG("stress: %s", echo[i]);
+	}
+	EXPECT_LT(0, lm_num(_metadata, o, "pages"));
+	lm_expect_zero(_metadata, o, "", zero, ARRAY_SIZE(zero));
+	/* The alias is only expected read-only with rodata=full. */
+	EXPECT_EQ(lm->st.rodata_full, lm_bool(_metadata, o, "alias_checked"));
+
+	rounds = lm_num(_metadata, o, "rounds");
+	for (val = 1; val <= rounds; val++) {
+		ro = lm_num(_metadata, o, "round.%llu.ro_ns", val);
+		rw = lm_num(_metadata, o, "round.%llu.rw_ns", val);
+		probe = lm_num(_metadata, o, "round.%llu.probe_ns", val);
+		TH_LOG("round %llu: ro %llu us, rw %llu us, probe %llu us", val,
+		       ro / 1000, rw / 1000, probe / 1000);
+	}
+}
+
+/*
+ * Two tests rather than two variants: the harness fixes a test's time
+ * budget, and the large run needs far more than the small one may take.
+ */
+TEST_F_TIMEOUT(linmap_last, stress_small, 600)
+{
+	lm_stress(_metadata, &self->lm, "pages=2048 rounds=2 threads=2");
+}
+
+TEST_F_TIMEOUT(linmap_last, stress_default, LM_STRESS_TIMEOUT)
+{
+	const char *env = getenv("LINMAP_STRESS");
+	char params[256];
+	size_t len;
+
+	if (!env || !*env)
+		SKIP(return, "set LINMAP_STRESS to run the large stress");
+	/* The command is sent as one line; drop what a shell may have added. */
+	len = snprintf(params, sizeof(params), "%s", env);
+	ASSERT_GT(sizeof(params), len) TH_LOG("LINMAP_STRESS too long");
+	while (len && isspace((unsigned char)params[len - 1]))
+		params[--len] = '\0';
+	lm_stress(_metadata, &self->lm, params);
+}
+
+#define LM_MAX_CPUS	256
+
+/*
+ * Which CPUs claim BBML2_NOABORT through the test-only bbml2_test= boot
+ * parameter (all, none, boot, secondary or a CPU list). Returns false when
+ * the parameter is absent: then nothing says which CPUs have it.
+ */
+static bool lm_bbml2_claims(bool *claims)
+{
+	char arg[128], *end, *tok;
+	int i;
+
+	if (!lm_cmdline("bbml2_test", arg, sizeof(arg)))
+		return false;
+	for (i = 0; i < LM_MAX_CPUS; i++)
+		claims[i] = !strcmp(arg, "all") ||
+			    (!strcmp(arg, "boot") && i == 0) ||
+			    (!strcmp(arg, "secondary") && i != 0);
+	for (tok = strtok(arg, ","); tok && isdigit((unsigned char)*tok);
+	     tok = strtok(NULL, ",")) {
+		long lo = strtol(tok, &end, 10), hi = lo;
+
+		if (*end == '-')
+			hi = strtol(end + 1, NULL, 10);
+		for (i = lo; i <= hi && i < LM_MAX_CPUS; i++)
+			claims[i] = true;
+	}
+	return true;
+}
+
+/*
+ * A CPU held back at boot (maxcpus=) that lacks BBML2_NOABORT must not come
+ * online once the system relies on it; any CPU may when it does not.
+ */
+TEST_F(linmap_last, late_cpu_online)
+{
+	const struct lm_state *st = &self->lm.st;
+	bool claims[LM_MAX_CPUS] = { false };
+	int cpu, tried = 0;
+	char path[64];
+
+	if (!lm_bbml2_claims(claims))
+		SKIP(return, "needs bbml2_test= to know which CPUs have BBML2_NOABORT");
+	for (cpu = 1; cpu < LM_MAX_CPUS; cpu++) {
+		char *online;
+		bool want, ok;
+		int fd;
+
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+		online = lm_read_path(path);
+		if (!online)
+			continue;
+		if (online[0] != '0') {
+			free(online);
+			continue;
+		}
+		free(online);
+		tried++;
+		want = st->bbml2 != 1 || claims[cpu];
+		fd = open(path, O_WRONLY);
+		ASSERT_LE(0, fd) TH_LOG("open %s: %s", path, strerror(errno));
+		ok = write(fd, "1", 1) == 1;
+		close(fd);
+		TH_LOG("CPU%d: bbml2=%d, claims BBML2_NOABORT: %s, online: %s", cpu,
+		       st->bbml2, claims[cpu] ? "yes" : "no", ok ? "yes" : "refused");
+		EXPECT_EQ(want, ok);
+	}
+	if (!tried)
+		SKIP(return, "no offline CPU: boot with maxcpus= below the CPU count");
+}
+
+/*
+ * A KFENCE pool set up late comes from the page allocator and may lie in
+ * blocks of the linear map; it must end up mapped with PTEs, its pages
+ * protected one at a time from then on. Last of all: KFENCE keeps
+ * sampling allocations for the rest of the boot.
+ */
+TEST_F(linmap_last, kfence_late_pool)
+{
+	const char *param = "/sys/module/kfence/parameters/sample_interval";
+	unsigned long long pages;
+	struct lm_state now;
+	struct lm_counts c;
+	int fd, k;
+
+	if (self->lm.st.kfence != LM_KFENCE_LATE || !self->lm.st.kfence_pool.none)
+		SKIP(return, "needs KFENCE built in and not started at boot");
+	fd = open(param, O_WRONLY);
+	if (fd < 0)
+		SKIP(return, "cannot open %s: %s", param, strerror(errno));
+	EXPECT_EQ(3, write(fd, "100", 3)) TH_LOG("start KFENCE: %s", strerror(errno));
+	close(fd);
+	lm_parse_state(_metadata, &self->lm, &now);
+	ASSERT_FALSE(now.kfence_pool.none) TH_LOG("no KFENCE pool after starting it");
+	pages = (now.kfence_pool.end - now.kfence_pool.start) / now.page_size;
+	lm_get_counts(_metadata, &self->lm, &now, &c);
+	for (k = 0; k < LM_NR_KINDS; k++) {
+		if (k == LM_PTE)
+			continue;
+		EXPECT_EQ(0, c.n[LM_KFENCE][k])
+			TH_LOG("late KFENCE pool mapped with %s", lm_kind_name[k]);
+	}
+	EXPECT_EQ(pages, c.n[LM_KFENCE][LM_PTE]);
 }
 
 TEST_HARNESS_MAIN
