@@ -142,8 +142,11 @@ struct lm_counts {
 void lm_count(struct lm_counts *c);
 void lm_counts_show(struct seq_file *m, const char *prefix,
 		    struct lm_counts *c, bool scopes);
-/* Leaves of [start, end) by kind; n[LM_NR_KINDS]: pages not mapped. */
-void lm_range_leaves(unsigned long start, unsigned long end,
+/*
+ * Leaves of the linear map of physical [start, start + size) by kind;
+ * n[LM_NR_KINDS]: pages not mapped.
+ */
+void lm_range_leaves(phys_addr_t start, unsigned long size,
 		     unsigned long n[LM_NR_KINDS + 1]);
 /* The leaf mapping @addr: its kind, or -ENOENT if unmapped. */
 int lm_lookup(unsigned long addr, u64 *val);
@@ -175,6 +178,7 @@ struct lm_param {
 };
 
 int lm_parse_params(char *buf, const struct lm_param *params, unsigned int n);
+int lm_copy_cmd(const char __user *ubuf, size_t len, char *buf, size_t size);
 
 /* ---- commands ----------------------------------------------------------- */
 

@@ -164,11 +164,9 @@ static ssize_t area_write(struct file *file, const char __user *ubuf,
 	char buf[64];
 	int ret;
 
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = '\0';
+	ret = lm_copy_cmd(ubuf, len, buf, sizeof(buf));
+	if (ret)
+		return ret;
 	strim(buf);
 	mutex_lock(&lm_lock);
 	ret = area_cmd(buf);

@@ -100,6 +100,17 @@ static int cmd_parse(struct lm_cmd *cmd, char *buf, void *r)
 	return lm_parse_params(buf, p, cmd->params ? cmd->params(r, p) : 0);
 }
 
+/* A command written from user space, as a string. */
+int lm_copy_cmd(const char __user *ubuf, size_t len, char *buf, size_t size)
+{
+	if (len >= size)
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	return 0;
+}
+
 static ssize_t cmd_write(struct file *file, const char __user *ubuf,
 			 size_t len, loff_t *ppos)
 {
@@ -113,11 +124,9 @@ static ssize_t cmd_write(struct file *file, const char __user *ubuf,
 		if (ret)
 			return ret;
 	}
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = '\0';
+	ret = lm_copy_cmd(ubuf, len, buf, sizeof(buf));
+	if (ret)
+		return ret;
 	r = kzalloc(cmd->size, GFP_KERNEL);
 	if (!r)
 		return -ENOMEM;

@@ -385,19 +385,19 @@ static int range_leaf(struct lm_walk *w, int kind, void *ptr,
  * Pages a leaf maps are found by their first page: the ranges asked for
  * (memory blocks) are aligned to every leaf that can map them.
  */
-void lm_range_leaves(unsigned long start, unsigned long end,
+void lm_range_leaves(phys_addr_t start, unsigned long size,
 		     unsigned long n[LM_NR_KINDS + 1])
 {
 	static const struct lm_walk_ops ops = { .leaf = range_leaf };
 	struct lm_walk w = { .ops = &ops, .priv = n };
-	unsigned long mapped = 0;
+	unsigned long addr = (unsigned long)__va(start), mapped = 0;
 	int k;
 
 	memset(n, 0, sizeof(*n) * (LM_NR_KINDS + 1));
-	lm_walk(&w, start, end);
+	lm_walk(&w, addr, addr + size);
 	for (k = 0; k < LM_NR_KINDS; k++)
 		mapped += n[k] * (lm_kind_size[k] >> PAGE_SHIFT);
-	n[LM_NR_KINDS] = (end - start) / PAGE_SIZE - min((end - start) / PAGE_SIZE, mapped);
+	n[LM_NR_KINDS] = size / PAGE_SIZE - min(size / PAGE_SIZE, mapped);
 }
 
 struct lookup_walk {

@@ -34,14 +34,6 @@ struct hp_result {
 	char first[160];
 };
 
-/* Leaves of the linear map of physical [start, start + size) by kind. */
-static void hp_leaves(unsigned long start, unsigned long size,
-		      unsigned long *n)
-{
-	lm_range_leaves((unsigned long)__va(start),
-			(unsigned long)__va(start + size), n);
-}
-
 /* The auditor over the whole linear map, its findings added to @hp's. */
 static void hp_audit(struct hp_result *hp)
 {
@@ -75,7 +67,7 @@ static int hp_run(void *v)
 	hp->add_ns = ktime_get_ns() - t0;
 	if (hp->add_ret)
 		goto out;
-	hp_leaves(start, size, hp->leaves);
+	lm_range_leaves(start, size, hp->leaves);
 	lm_count(c);
 	hp->tables_added = c->table_pages - hp->tables_before;
 	hp_audit(hp);
@@ -93,9 +85,9 @@ static int hp_run(void *v)
 		hp->remove_ns = ktime_get_ns() - t0;
 		if (!hp->partial_ret) {
 			removed = hp->block_size;
-			hp_leaves(start, removed, n);
+			lm_range_leaves(start, removed, n);
 			hp->removed_unmapped = n[LM_NR_KINDS];
-			hp_leaves(start + removed, size - removed, n);
+			lm_range_leaves(start + removed, size - removed, n);
 			hp->rest_unmapped = n[LM_NR_KINDS];
 		}
 	}
@@ -106,7 +98,7 @@ static int hp_run(void *v)
 		hp->map_ticks = lm_sym.hotplug_ticks[0];
 		hp->unmap_ticks = lm_sym.hotplug_ticks[1];
 	}
-	hp_leaves(start, size, n);
+	lm_range_leaves(start, size, n);
 	hp->unmapped_after = n[LM_NR_KINDS];
 	lm_count(c);
 	hp->tables_after = c->table_pages;

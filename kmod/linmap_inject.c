@@ -21,7 +21,6 @@
 
 #include "linmap.h"
 
-
 struct inject_case {
 	const char *name;
 	const char *skip;		/* why the case did not run */
@@ -375,8 +374,7 @@ static void inj_hot_gone(struct inject_case *c, int nth, u64 tables,
 {
 	unsigned long n[LM_NR_KINDS + 1];
 
-	lm_range_leaves((unsigned long)__va(hp[0]),
-			(unsigned long)__va(hp[0] + hp[1]), n);
+	lm_range_leaves(hp[0], hp[1], n);
 	if (n[LM_NR_KINDS] != hp[1] >> PAGE_SHIFT) {
 		c->lost++;
 		inj_bad(c, "N=%d: range still mapped", nth);
