@@ -65,7 +65,12 @@ struct lm_syms {
 	int (*set_memory_valid)(unsigned long addr, int numpages, int enable);
 	bool (*kernel_page_present)(struct page *page);
 	int (*split_kernel_leaf_mapping)(unsigned long start,
-					 unsigned long end, gfp_t gfp);
+					 unsigned long end, gfp_t gfp,
+					 unsigned long caller);
+	/* A full collapse pass now, with the series' collapse. */
+	int (*collapse)(void);
+	/* How long the last pass took to fold, without freeing tables. */
+	u64 *collapse_last_ns;
 	int (*walk_system_ram_range)(unsigned long start_pfn,
 				     unsigned long nr_pages, void *arg,
 				     int (*func)(unsigned long, unsigned long,
@@ -81,6 +86,9 @@ struct lm_syms {
 	struct lm_pgt_count __percpu *pgt_count;
 	struct static_key_false *pgt_counting;
 	unsigned long stext, text_start, init_begin;
+	/* DirectMap counts and the lock they change under, with the series. */
+	unsigned long *linear_map_bytes;
+	raw_spinlock_t *split_lock;
 };
 
 extern struct lm_syms lm_sym;
@@ -119,18 +127,25 @@ struct lm_walk_ops {
 	void (*table)(struct lm_walk *w, enum lm_level level, void *ptr,
 		      unsigned long addr, unsigned long end, bool folded,
 		      unsigned int used);
+	/* With @split_lock: called at the end, the lock still held. */
+	void (*locked)(struct lm_walk *w);
 };
 
 struct lm_walk {
 	const struct lm_walk_ops *ops;
 	void *priv;
 	bool stop;
+	/* Walk under the kernel's linear_split_lock, interrupts off. */
+	bool split_lock;
 };
 
 /*
- * Walk the linear map over [start, end) with memory hotplug, the only path
- * that frees linear-map tables, held off. Splits only ever replace a leaf
- * by a table, so a concurrent split makes a walk stale, never unsafe.
+ * Walk the linear map over [start, end) with memory hotplug and the
+ * kernel's collapse passes, the only paths that free linear-map tables,
+ * held off (both take init_mm's mmap lock or the hotplug lock for
+ * writing). A concurrent split makes a walk stale, never unsafe; with
+ * @split_lock, splits and collapses wait, so the sizes of leaf seen are
+ * exact.
  */
 void lm_walk(struct lm_walk *w, unsigned long start, unsigned long end);
 
@@ -140,6 +155,11 @@ struct lm_counts {
 };
 
 void lm_count(struct lm_counts *c);
+/*
+ * The bytes of each kind of leaf by a walk, and the kernel's DirectMap
+ * counts, both under linear_split_lock; -EOPNOTSUPP without the counts.
+ */
+int lm_directmap(u64 walk[LM_NR_KINDS], u64 kern[LM_NR_KINDS]);
 void lm_counts_show(struct seq_file *m, const char *prefix,
 		    struct lm_counts *c, bool scopes);
 /*
@@ -248,6 +268,8 @@ struct lm_audit {
 	unsigned long violations;
 	unsigned long leaves, invalid_leaves, pages_checked;
 	unsigned long tables, tables_counted;
+	/* 1: DirectMap agrees with a locked walk, 0: not, -1: no counts. */
+	int directmap;
 	unsigned long ki_start, ki_end;
 	bool ki_ro;
 	/* System RAM (memblock memory less NOMAP), adjacent ranges merged. */
@@ -262,6 +284,13 @@ struct lm_audit {
 };
 
 int lm_audit_run(struct lm_audit *a);
+/*
+ * The tables alone, walked under the kernel's split lock: none empty,
+ * referenced twice or free. Splits and folds wait for that lock and
+ * permission changes leave tables alone, so this may run while other CPUs
+ * change permissions. Free a->table_pa with lm_audit_free().
+ */
+int lm_audit_tables(struct lm_audit *a, unsigned long max_tables);
 void lm_audit_free(struct lm_audit *a);
 int lm_audit_ram(struct lm_audit *a);
 bool lm_audit_has_table(struct lm_audit *a, phys_addr_t pa);

@@ -237,6 +237,68 @@ static void audit_tables(struct lm_audit *a)
 	}
 }
 
+static void audit_struct_table(struct lm_walk *w, enum lm_level level,
+			       void *ptr, unsigned long addr, unsigned long end,
+			       bool folded, unsigned int used)
+{
+	struct lm_audit *a = w->priv;
+
+	if (folded)
+		return;
+	audit_table(a, ptr);
+	/* Here, under the lock: a pass may free the page once it is dropped. */
+	if (!page_ref_count(virt_to_page(ptr)))
+		audit_bad(a, addr, "table page is free");
+	if (!used && level >= LM_LVL_PMD)
+		audit_bad(a, addr, "empty %s table",
+			  level == LM_LVL_PTE ? "PTE" : "PMD");
+}
+
+int lm_audit_tables(struct lm_audit *a, unsigned long max_tables)
+{
+	static const struct lm_walk_ops ops = { .table = audit_struct_table };
+	struct lm_walk w = { .ops = &ops, .priv = a, .split_lock = true };
+	unsigned long i;
+
+	memset(a, 0, sizeof(*a));
+	a->max_tables = max_tables;
+	a->table_pa = kvmalloc_array(max_tables, sizeof(phys_addr_t),
+				     GFP_KERNEL);
+	if (!a->table_pa)
+		return -ENOMEM;
+	lm_walk(&w, PAGE_OFFSET, PAGE_END);
+	if (a->table_overflow)
+		audit_bad(a, 0, "more table pages than expected: %lu",
+			  a->tables);
+	else
+		sort(a->table_pa, a->tables, sizeof(phys_addr_t), cmp_pa,
+		     NULL);
+	for (i = 1; !a->table_overflow && i < a->tables; i++)
+		if (a->table_pa[i] == a->table_pa[i - 1])
+			audit_bad(a, (unsigned long)__va(a->table_pa[i]),
+				  "table page referenced twice");
+	return 0;
+}
+
+/* The kernel's DirectMap counts must match a locked walk byte for byte. */
+static void audit_directmap(struct lm_audit *a)
+{
+	u64 walk[LM_NR_KINDS], kern[LM_NR_KINDS];
+	int k;
+
+	a->directmap = -1;
+	if (lm_directmap(walk, kern))
+		return;
+	a->directmap = 1;
+	for (k = 0; k < LM_NR_KINDS; k++) {
+		if (walk[k] == kern[k])
+			continue;
+		a->directmap = 0;
+		audit_bad(a, 0, "DirectMap %s: kernel counts %llu bytes, walk finds %llu",
+			  lm_kind_name[k], kern[k], walk[k]);
+	}
+}
+
 /*
  * Walk the linear map and check every leaf and table. Run it with nothing
  * else changing the linear map: a split racing with the walk may look
@@ -277,6 +339,7 @@ int lm_audit_run(struct lm_audit *a)
 		audit_bad(a, 0, "table pages: counted %lu, audited %lu",
 			  a->tables_counted, a->tables);
 	kfree(c);
+	audit_directmap(a);
 	return 0;
 }
 
@@ -322,6 +385,8 @@ void lm_audit_show(struct seq_file *m, const char *prefix, struct lm_audit *a)
 	seq_printf(m, "%stable_pages_counted=%lu\n", prefix,
 		   a->tables_counted);
 	seq_printf(m, "%skimage_alias_ro=%d\n", prefix, a->ki_ro);
+	seq_printf(m, "%sdirectmap=%s\n", prefix, a->directmap < 0 ?
+		   "no_counts" : a->directmap ? "exact" : "mismatch");
 	for (i = 0; i < a->shown; i++)
 		seq_printf(m, "%sviolation.%u=%s\n", prefix, i, a->msg[i]);
 }

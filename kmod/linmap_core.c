@@ -75,6 +75,10 @@ static const struct {
 	LM_SYM(pgt_count, "linmap_pgt_count", false),
 	LM_SYM(pgt_counting, "linmap_pgt_counting", false),
 	LM_SYM(split_kernel_leaf_mapping, "split_kernel_leaf_mapping", false),
+	LM_SYM(linear_map_bytes, "linear_map_bytes", false),
+	LM_SYM(collapse, "linear_map_collapse", false),
+	LM_SYM(collapse_last_ns, "collapse_last_pass_ns", false),
+	LM_SYM(split_lock, "linear_split_lock", false),
 };
 
 int lm_resolve(void)
@@ -219,7 +223,7 @@ static void walk_pmd(struct lm_walk *w, pud_t *pudp, unsigned long addr,
 		next = pmd_addr_end(addr, end);
 		if (pmd_none(pmd))
 			continue;
-		if (!(++used & 63))
+		if (!(++used & 63) && !w->split_lock)
 			cond_resched();
 		if (pmd_table(pmd))
 			walk_pte(w, pmdp, addr, next);
@@ -277,13 +281,17 @@ static void walk_p4d(struct lm_walk *w, pgd_t *pgdp, unsigned long addr,
 
 void lm_walk(struct lm_walk *w, unsigned long addr, unsigned long end)
 {
-	unsigned long next;
+	unsigned long next, flags = 0;
 	pgd_t *pgdp;
 
 	w->stop = false;
+	if (w->split_lock && !lm_sym.split_lock)
+		w->split_lock = false;
 	if (lm_sym.get_online_mems)
 		lm_sym.get_online_mems();
 	mmap_read_lock(lm_sym.init_mm);
+	if (w->split_lock)
+		raw_spin_lock_irqsave(lm_sym.split_lock, flags);
 	pgdp = pgd_offset_pgd(lm_sym.init_mm->pgd, addr);
 	do {
 		next = pgd_addr_end(addr, end);
@@ -291,6 +299,11 @@ void lm_walk(struct lm_walk *w, unsigned long addr, unsigned long end)
 			continue;
 		walk_p4d(w, pgdp, addr, next);
 	} while (pgdp++, addr = next, addr != end && !w->stop);
+	if (w->split_lock) {
+		if (w->ops->locked)
+			w->ops->locked(w);
+		raw_spin_unlock_irqrestore(lm_sym.split_lock, flags);
+	}
 	mmap_read_unlock(lm_sym.init_mm);
 	if (lm_sym.put_online_mems)
 		lm_sym.put_online_mems();
@@ -339,6 +352,45 @@ void lm_count(struct lm_counts *c)
 	lm_kimage_alias(&cw.ki_start, &cw.ki_end);
 	lm_kfence_pool(&cw.kf_start, &cw.kf_end);
 	lm_walk(&w, PAGE_OFFSET, PAGE_END);
+}
+
+struct directmap_walk {
+	u64 *walk, *kern;
+};
+
+static int directmap_leaf(struct lm_walk *w, int kind, void *ptr,
+			  unsigned long addr, u64 val)
+{
+	struct directmap_walk *dw = w->priv;
+
+	dw->walk[kind] += lm_kind_size[kind];
+	return 0;
+}
+
+/* The kernel counts PTE first, the module PUD first. */
+static void directmap_locked(struct lm_walk *w)
+{
+	struct directmap_walk *dw = w->priv;
+	int k;
+
+	for (k = 0; k < LM_NR_KINDS; k++)
+		dw->kern[k] = lm_sym.linear_map_bytes[LM_NR_KINDS - 1 - k];
+}
+
+int lm_directmap(u64 walk[LM_NR_KINDS], u64 kern[LM_NR_KINDS])
+{
+	static const struct lm_walk_ops ops = {
+		.leaf = directmap_leaf, .locked = directmap_locked,
+	};
+	struct directmap_walk dw = { .walk = walk, .kern = kern };
+	struct lm_walk w = { .ops = &ops, .priv = &dw, .split_lock = true };
+
+	if (!lm_sym.linear_map_bytes || !lm_sym.split_lock)
+		return -EOPNOTSUPP;
+	memset(walk, 0, sizeof(u64) * LM_NR_KINDS);
+	memset(kern, 0, sizeof(u64) * LM_NR_KINDS);
+	lm_walk(&w, PAGE_OFFSET, PAGE_END);
+	return 0;
 }
 
 /*

@@ -310,6 +310,78 @@ static int cpa_softirq(void)
 	return s.ret;
 }
 
+/* DirectMap against a locked walk; the first mismatch is kept. */
+static void cpa_directmap(struct cpa_result *r)
+{
+	u64 walk[LM_NR_KINDS], kern[LM_NR_KINDS];
+	int k;
+
+	if (lm_directmap(walk, kern))
+		return;
+	r->s.directmap_checks++;
+	for (k = 0; k < LM_NR_KINDS; k++) {
+		if (walk[k] == kern[k])
+			continue;
+		r->s.directmap_mismatches++;
+		if (!r->first[0])
+			scnprintf(r->first, sizeof(r->first),
+				  "DirectMap %s during the stress: kernel %llu bytes, walk %llu",
+				  lm_kind_name[k], kern[k], walk[k]);
+		break;
+	}
+}
+
+/* After a collapse pass: no table empty, shared or free, as they stand. */
+static void cpa_table_audit(struct cpa_result *r)
+{
+	struct lm_audit *a = kzalloc(sizeof(*a), GFP_KERNEL);
+	struct lm_counts *c = kzalloc(sizeof(*c), GFP_KERNEL);
+
+	if (a && c) {
+		lm_count(c);
+		if (!lm_audit_tables(a, c->table_pages * 2 + 1024)) {
+			r->s.table_audits++;
+			r->s.table_violations += a->violations;
+			if (a->violations && !r->first[0])
+				scnprintf(r->first, sizeof(r->first),
+					  "after a collapse pass: %s", a->msg[0]);
+		}
+		lm_audit_free(a);
+	}
+	kfree(c);
+	kfree(a);
+}
+
+/*
+ * While the threads run: a collapse pass every collapse_ms followed by an
+ * audit of the tables, and DirectMap checked against a locked walk after
+ * each (or every 100 ms without).
+ */
+static void cpa_watch(struct cpa_result *r, struct cpa_thread *th,
+		      unsigned long n)
+{
+	unsigned long ms = r->p.collapse_ms ? : 100, i = 0;
+	int ret;
+
+	/* completion_done() does not consume: the caller waits for each. */
+	while (i < n) {
+		if (completion_done(&th[i].done)) {
+			i++;
+			continue;
+		}
+		msleep(ms);
+		if (r->p.collapse_ms && lm_sym.collapse) {
+			ret = lm_sym.collapse();
+			r->s.collapse_passes += !ret;
+			r->s.collapse_errors += ret && ret != -EOPNOTSUPP;
+			if (!ret)
+				cpa_table_audit(r);
+		}
+		cpa_directmap(r);
+	}
+	cpa_directmap(r);
+}
+
 static int cpa_run_threads(struct cpa_result *r)
 {
 	struct cpa_thread *th;
@@ -346,6 +418,7 @@ static int cpa_run_threads(struct cpa_result *r)
 			break;
 		started++;
 	}
+	cpa_watch(r, th, started);
 	for (i = 0; i < started; i++) {
 		wait_for_completion(&th[i].done);
 		cpa_add(&r->s, &th[i].s);
@@ -376,6 +449,12 @@ static void cpa_show(struct seq_file *m, void *v)
 		   r->s.mismatches, r->s.call_errors, r->s.alloc_failures);
 	seq_printf(m, "aim=%lu\naimed_rounds=%llu\naimed_calls=%llu\naim_slowed=%llu\n",
 		   r->p.aim, r->s.aimed, r->s.aim_calls, r->s.aim_slowed);
+	seq_printf(m, "collapse_ms=%lu\ncollapse_passes=%llu\ncollapse_errors=%llu\n",
+		   r->p.collapse_ms, r->s.collapse_passes, r->s.collapse_errors);
+	seq_printf(m, "directmap_checks=%llu\ndirectmap_mismatches=%llu\n",
+		   r->s.directmap_checks, r->s.directmap_mismatches);
+	seq_printf(m, "table_audits=%llu\ntable_violations=%llu\n",
+		   r->s.table_audits, r->s.table_violations);
 	seq_printf(m, "elapsed_ms=%llu\n", r->elapsed_ms);
 	if (r->first[0])
 		seq_printf(m, "first=%s\n", r->first);
@@ -399,10 +478,11 @@ static unsigned int cpa_params(void *v, struct lm_param *prm)
 	struct cpa_params *p = &((struct cpa_result *)v)->p;
 	static const char *const names[] = {
 		"seed", "threads", "ops", "secs", "pages", "batch", "aim",
+		"collapse",
 	};
 	unsigned long *vals[] = {
 		&p->seed, &p->threads, &p->ops, &p->secs, &p->pages, &p->batch,
-		&p->aim,
+		&p->aim, &p->collapse_ms,
 	};
 	unsigned int i;
 
@@ -429,6 +509,8 @@ static int cpa_run(void *v)
 	/* The table list is only needed during the run. */
 	lm_audit_free(&r->audit);
 	if (!r->ret && (r->s.mismatches || r->s.call_errors ||
+			r->s.collapse_errors || r->s.directmap_mismatches ||
+			r->s.table_violations ||
 			r->audit.violations))
 		return -EIO;
 	return r->ret;

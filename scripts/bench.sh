@@ -18,6 +18,10 @@
 #   hot-add and hot-remove: BENCH_HOTPLUG sizes (1G 16G; quick: 1G) under
 #   -icount, added above the guest's 3G and removed again: unpatched,
 #   patched with BBML2 and patched without
+#   collapse: the stress rounds with and without it (a full pass after
+#   each round), the instructions of a pass per folded block
+#   (BENCH_COST_BLOCKS), and BENCH_HEAL_SECS of virtual time of a workload
+#   of module loads and memfd_secret() pages, sampled every 10 seconds
 # Writes out/bench/report.md, bench.json and PNG charts.
 . "$(dirname "$0")/lib.sh"
 
@@ -31,6 +35,8 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	SIZES=${BENCH_SIZES:-1:16:512:4096}
 	REPS=${BENCH_REPS:-5}
 	HOTPLUG=${BENCH_HOTPLUG-1G}
+	HEAL=${BENCH_HEAL_SECS:-60}
+	COST=${BENCH_COST_BLOCKS:-16}
 else
 	DEBUG=${BENCH_DEBUG:-off}
 	MEMS=${BENCH_MEMS:-4G 64G 256G}
@@ -38,11 +44,16 @@ else
 	SIZES=${BENCH_SIZES:-1:16:512:262144}
 	REPS=${BENCH_REPS:-7}
 	HOTPLUG=${BENCH_HOTPLUG-1G 16G}
+	HEAL=${BENCH_HEAL_SECS:-600}
+	COST=${BENCH_COST_BLOCKS:-256}
 fi
 for hp in $HOTPLUG; do
 	[[ "$hp" =~ ^[1-9][0-9]*G$ ]] || die "BENCH_HOTPLUG takes sizes in GiB, e.g. '1G 16G' (got '$hp')"
 done
 case "$DEBUG" in on|off) ;; *) die "BENCH_DEBUG must be on or off (got '$DEBUG')" ;; esac
+[[ "$HEAL" =~ ^[0-9]+$ ]] || die "BENCH_HEAL_SECS takes seconds (got '$HEAL')"
+[[ "$COST" =~ ^[1-9][0-9]*$ ]] && [ "$COST" -le 1024 ] ||
+	die "BENCH_COST_BLOCKS takes 1 to 1024 blocks (got '$COST')"
 export DEBUG
 # A KFENCE pool set up at boot, sampling practically never: without it,
 # 6.12 keeps even rodata=on page-mapped, as KFENCE might start late.
@@ -61,13 +72,15 @@ for series in off on; do
 	done
 done
 
-# boot NAME TREE MEM CMDLINE [ROUNDS SETMEM]; ICOUNT_BOOT and SMP from the caller
+# boot NAME TREE MEM CMDLINE [ROUNDS SETMEM COST]; ICOUNT_BOOT and SMP from
+# the caller
 boot() {
 	local name=$1 series=off mem=$3 cmd=$4 rounds=${5:-} setmem=${6:-}
-	local extra= timeout=900
+	local cost=${7:-} extra= timeout=900
 	[ "$2" = series ] && series=on
 	[ -n "$rounds" ] && extra+=" linmap.rounds=$rounds"
 	[ -n "$setmem" ] && extra+=" linmap.setmem=$setmem"
+	[ -n "$cost" ] && extra+=" linmap.collapse_cost=$cost"
 	case $mem in 64G) timeout=1800 ;; 256G) timeout=3600 ;; esac
 	SERIES=$series PAGE_SIZE=4K JOB=bench NAME=$name LOGDIR=$DIR MEM=$mem \
 		ICOUNT=${ICOUNT_BOOT:-} QEMU_TIMEOUT=$timeout CMDLINE="$cmd $KFENCE$extra" \
@@ -104,7 +117,8 @@ for mem in $MEMS; do
 		while IFS=$'\t' read -r name tree work cmd _; do
 			[ "$mem" = 4G ] || work=
 			icount_boot "$kind-$name-$mem" "$tree" "$mem" "$cmd$c" "" \
-				"$([[ "$work" == *setmem* ]] && echo "$SIZES,$REPS")"
+				"$([[ "$work" == *setmem* ]] && echo "$SIZES,$REPS")" \
+				"$([[ "$work" == *cost* ]] && [ $kind = ic ] && echo "$COST")"
 		done < <(setups icount)
 	done
 done
@@ -120,9 +134,17 @@ for hp in $HOTPLUG; do
 	done < <(setups hotplug)
 done
 
+# The workload, as long in virtual time as asked: idle seconds go by at
+# once under -icount, so this takes far less than that on the host.
+if [ "$HEAL" -gt 0 ]; then
+	while IFS=$'\t' read -r name tree _ cmd _; do
+		icount_boot "heal-$name" "$tree" 4G "$cmd linmap.heal=$HEAL"
+	done < <(setups heal)
+fi
+
 msg "bench: report"
 python3 "$TOP/scripts/bench_report.py" "$DIR" "$MEMS" \
 	"$([ "$DEBUG" = on ] && echo "the kit's debug config (lockdep, DEBUG_VM, ...)" ||
-	   echo "the kit's config without debug options (DEBUG=off)")" "$HOTPLUG" ||
+	   echo "the kit's config without debug options (DEBUG=off)")" "$HOTPLUG" "$HEAL" ||
 	die "bench: the report found missing or insane figures (see above)"
 msg "bench took $(( $(date +%s) - start ))s: $DIR/report.md"

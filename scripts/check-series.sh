@@ -76,10 +76,13 @@ fi
 for p in "${patches[@]}" "${bpatches[@]}"; do
 	name=${p#$PATCHDIR/}
 	# The base is a tarball imported as one commit: no upstream commit ID
-	# (Fixes:) can be looked up in it.
+	# (Fixes:) can be looked up in it. A new file (the trace events'
+	# header) always draws "does MAINTAINERS need updating?"; everything
+	# the series adds lies under arch/arm64/ and Documentation/arch/arm64/,
+	# which ARM64 PORT already covers.
 	# A finding is a FAIL line, not the end of the run (set -e).
 	out=$(cd "$src" && ./scripts/checkpatch.pl --strict --quiet \
-		--ignore UNKNOWN_COMMIT_ID "$p" 2>&1) || true
+		--ignore UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES "$p" 2>&1) || true
 	if [ -z "$out" ]; then
 		ok "checkpatch --strict: $name"
 	else

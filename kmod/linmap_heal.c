@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * linmap_test "collapse_cost": what a collapse pass costs per block it
+ * folds. Takes blocks=N naturally aligned PMD-sized runs of free memory,
+ * splits the block over each (one page out of the linear map and back,
+ * as secretmem does), then times a full pass that folds them all and a
+ * second one that finds nothing to fold: the whole call, which waits for
+ * an RCU grace period before it frees the tables, and the folding walk
+ * alone, as the kernel times it. Under QEMU -icount shift=0 the times of
+ * a busy CPU are instruction counts; a wait for RCU is idle time.
+ *
+ *   echo "blocks=64" > .../linmap_test/collapse_cost
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/gfp.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+
+#include "linmap.h"
+
+#define HEAL_MAX_BLOCKS	1024
+
+struct heal_result {
+	unsigned long blocks;		/* asked for */
+	unsigned long taken, split_errors;
+	u64 tables_split, tables_folded;	/* table pages before/after */
+	u64 pass_ns, empty_pass_ns;
+	u64 fold_ns, empty_fold_ns;	/* the walks alone */
+	int pass_ret;
+};
+
+static u64 heal_tables(void)
+{
+	struct lm_counts *c = kzalloc(sizeof(*c), GFP_KERNEL);
+	u64 n = 0;
+
+	if (c) {
+		lm_count(c);
+		n = c->table_pages;
+	}
+	kfree(c);
+	return n;
+}
+
+static u64 heal_pass(int *ret, u64 *fold_ns)
+{
+	u64 t0 = ktime_get_ns();
+
+	*ret = lm_sym.collapse();
+	t0 = ktime_get_ns() - t0;
+	if (fold_ns && lm_sym.collapse_last_ns)
+		*fold_ns = READ_ONCE(*lm_sym.collapse_last_ns);
+	return t0;
+}
+
+static int heal_run(void *v)
+{
+	struct heal_result *r = v;
+	unsigned int order = PMD_SHIFT - PAGE_SHIFT;
+	struct page **blk;
+	u64 before;
+	unsigned long i;
+	int ret;
+
+	blk = kcalloc(r->blocks, sizeof(*blk), GFP_KERNEL);
+	if (!blk)
+		return -ENOMEM;
+	/* Start from a healed map, so that the pass folds only ours. */
+	heal_pass(&ret, NULL);
+	before = heal_tables();
+	for (i = 0; i < r->blocks; i++) {
+		blk[i] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, order);
+		if (!blk[i])
+			break;
+		r->taken++;
+		if (lm_sym.set_direct_map_invalid_noflush(blk[i]) ||
+		    lm_sym.set_direct_map_default_noflush(blk[i]))
+			r->split_errors++;
+	}
+	r->tables_split = heal_tables() - before;
+	r->pass_ns = heal_pass(&r->pass_ret, &r->fold_ns);
+	r->tables_folded = r->tables_split + before - heal_tables();
+	r->empty_pass_ns = heal_pass(&ret, &r->empty_fold_ns);
+	for (i = 0; i < r->taken; i++)
+		__free_pages(blk[i], order);
+	kfree(blk);
+	return r->pass_ret;
+}
+
+static void heal_show(struct seq_file *m, void *v)
+{
+	struct heal_result *r = v;
+
+	seq_printf(m, "blocks=%lu\ntaken=%lu\nsplit_errors=%lu\n", r->blocks,
+		   r->taken, r->split_errors);
+	seq_printf(m, "tables_split=%llu\ntables_folded=%llu\n",
+		   r->tables_split, r->tables_folded);
+	seq_printf(m, "pass_ns=%llu\nempty_pass_ns=%llu\npass_ret=%d\n",
+		   r->pass_ns, r->empty_pass_ns, r->pass_ret);
+	seq_printf(m, "fold_ns=%llu\nempty_fold_ns=%llu\n", r->fold_ns,
+		   r->empty_fold_ns);
+	if (r->tables_folded && r->fold_ns)
+		seq_printf(m, "ns_per_table_folded=%llu\n",
+			   div_u64(r->fold_ns - min(r->fold_ns, r->empty_fold_ns),
+				   r->tables_folded));
+}
+
+static void heal_defaults(void *v)
+{
+	((struct heal_result *)v)->blocks = 64;
+}
+
+static unsigned int heal_params(void *v, struct lm_param *p)
+{
+	p[0] = (struct lm_param){ "blocks", LM_ULONG,
+				  &((struct heal_result *)v)->blocks };
+	return 1;
+}
+
+static int heal_check(void *v)
+{
+	struct heal_result *r = v;
+
+	return r->blocks && r->blocks <= HEAL_MAX_BLOCKS ? 0 : -EINVAL;
+}
+
+static int heal_available(void)
+{
+	return lm_sym.collapse ? 0 : -EOPNOTSUPP;
+}
+
+static struct lm_cmd heal_cmd = {
+	.size = sizeof(struct heal_result),
+	.defaults = heal_defaults,
+	.params = heal_params,
+	.check = heal_check,
+	.run = heal_run,
+	.show = heal_show,
+	.available = heal_available,
+};
+
+LM_COMMAND_FEATURE(heal, "collapse_cost");
