@@ -290,7 +290,7 @@ int lm_audit_run(struct lm_audit *a);
  * permission changes leave tables alone, so this may run while other CPUs
  * change permissions. Free a->table_pa with lm_audit_free().
  */
-int lm_audit_tables(struct lm_audit *a, unsigned long max_tables);
+int lm_audit_tables(struct lm_audit *a);
 void lm_audit_free(struct lm_audit *a);
 int lm_audit_ram(struct lm_audit *a);
 bool lm_audit_has_table(struct lm_audit *a, phys_addr_t pa);

@@ -214,8 +214,11 @@ static int cmp_pa(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* Each table page is referenced once and is not free. */
-static void audit_tables(struct lm_audit *a)
+/*
+ * Each table page is referenced once and, with @check_free, is not free
+ * (lm_audit_tables() checks that under the lock, during its walk).
+ */
+static void audit_tables(struct lm_audit *a, bool check_free)
 {
 	unsigned long i;
 
@@ -231,10 +234,21 @@ static void audit_tables(struct lm_audit *a)
 		if (i && pa == a->table_pa[i - 1])
 			audit_bad(a, (unsigned long)__va(pa),
 				  "table page referenced twice");
-		if (!page_ref_count(phys_to_page(pa)))
+		if (check_free && !page_ref_count(phys_to_page(pa)))
 			audit_bad(a, (unsigned long)__va(pa),
 				  "table page is free");
 	}
+}
+
+/* A fresh audit, with room for twice the table pages @c counts now. */
+static int audit_start(struct lm_audit *a, struct lm_counts *c)
+{
+	lm_count(c);
+	memset(a, 0, sizeof(*a));
+	a->max_tables = c->table_pages * 2 + 1024;
+	a->table_pa = kvmalloc_array(a->max_tables, sizeof(phys_addr_t),
+				     GFP_KERNEL);
+	return a->table_pa ? 0 : -ENOMEM;
 }
 
 static void audit_struct_table(struct lm_walk *w, enum lm_level level,
@@ -254,29 +268,18 @@ static void audit_struct_table(struct lm_walk *w, enum lm_level level,
 			  level == LM_LVL_PTE ? "PTE" : "PMD");
 }
 
-int lm_audit_tables(struct lm_audit *a, unsigned long max_tables)
+int lm_audit_tables(struct lm_audit *a)
 {
 	static const struct lm_walk_ops ops = { .table = audit_struct_table };
 	struct lm_walk w = { .ops = &ops, .priv = a, .split_lock = true };
-	unsigned long i;
+	struct lm_counts *c = kzalloc(sizeof(*c), GFP_KERNEL);
+	int ret = c ? audit_start(a, c) : -ENOMEM;
 
-	memset(a, 0, sizeof(*a));
-	a->max_tables = max_tables;
-	a->table_pa = kvmalloc_array(max_tables, sizeof(phys_addr_t),
-				     GFP_KERNEL);
-	if (!a->table_pa)
-		return -ENOMEM;
+	kfree(c);
+	if (ret)
+		return ret;
 	lm_walk(&w, PAGE_OFFSET, PAGE_END);
-	if (a->table_overflow)
-		audit_bad(a, 0, "more table pages than expected: %lu",
-			  a->tables);
-	else
-		sort(a->table_pa, a->tables, sizeof(phys_addr_t), cmp_pa,
-		     NULL);
-	for (i = 1; !a->table_overflow && i < a->tables; i++)
-		if (a->table_pa[i] == a->table_pa[i - 1])
-			audit_bad(a, (unsigned long)__va(a->table_pa[i]),
-				  "table page referenced twice");
+	audit_tables(a, false);
 	return 0;
 }
 
@@ -315,12 +318,7 @@ int lm_audit_run(struct lm_audit *a)
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
 		return -ENOMEM;
-	lm_count(c);
-	memset(a, 0, sizeof(*a));
-	a->max_tables = c->table_pages * 2 + 1024;
-	a->table_pa = kvmalloc_array(a->max_tables, sizeof(phys_addr_t),
-				     GFP_KERNEL);
-	if (!a->table_pa) {
+	if (audit_start(a, c)) {
 		kfree(c);
 		return -ENOMEM;
 	}
@@ -331,7 +329,7 @@ int lm_audit_run(struct lm_audit *a)
 	if (lm_audit_ram(a))
 		audit_bad(a, 0, "cannot list System RAM (%u ranges)", a->nr_ram);
 	lm_walk(&w, PAGE_OFFSET, PAGE_END);
-	audit_tables(a);
+	audit_tables(a, true);
 	/* The counting walk, run again, must agree. */
 	lm_count(c);
 	a->tables_counted = c->table_pages;

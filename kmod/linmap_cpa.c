@@ -335,20 +335,16 @@ static void cpa_directmap(struct cpa_result *r)
 static void cpa_table_audit(struct cpa_result *r)
 {
 	struct lm_audit *a = kzalloc(sizeof(*a), GFP_KERNEL);
-	struct lm_counts *c = kzalloc(sizeof(*c), GFP_KERNEL);
 
-	if (a && c) {
-		lm_count(c);
-		if (!lm_audit_tables(a, c->table_pages * 2 + 1024)) {
-			r->s.table_audits++;
-			r->s.table_violations += a->violations;
-			if (a->violations && !r->first[0])
-				scnprintf(r->first, sizeof(r->first),
-					  "after a collapse pass: %s", a->msg[0]);
-		}
-		lm_audit_free(a);
+	if (a && !lm_audit_tables(a)) {
+		r->s.table_audits++;
+		r->s.table_violations += a->violations;
+		if (a->violations && !r->first[0])
+			scnprintf(r->first, sizeof(r->first),
+				  "after a collapse pass: %s", a->msg[0]);
 	}
-	kfree(c);
+	if (a)
+		lm_audit_free(a);
 	kfree(a);
 }
 

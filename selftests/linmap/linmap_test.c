@@ -437,13 +437,13 @@ static void lm_log_counts(struct __test_metadata *_metadata,
 	}
 }
 
-/* Entries in one contiguous group (CONT_PTES/CONT_PMDS), 1 for other kinds. */
 /* The name of a kind, or "none" for an unmapped (negative) one. */
 static const char *lm_kind_str(int kind)
 {
 	return kind < 0 ? "none" : lm_kind_name[kind];
 }
 
+/* Entries in one contiguous group (CONT_PTES/CONT_PMDS), 1 for other kinds. */
 static unsigned long long lm_group_entries(int kind, unsigned long long ps)
 {
 	switch (kind) {
@@ -1217,6 +1217,23 @@ static int lm_write_path(const char *path, const char *text)
 }
 
 /*
+ * An area of one page whose alias is in a block or contiguous range, its
+ * leaf in @lb; false, with the reason in @why, if there is none.
+ */
+static bool lm_block_page(struct __test_metadata *_metadata, struct lm_ctx *lm,
+			  struct lm_area *a, struct lm_leaf_query *lb,
+			  char *why, size_t size)
+{
+	lm_area_cmd(_metadata, lm, "alloc_block");
+	lm_area_read(_metadata, lm, a);
+	lm_get_leaf(_metadata, &lm->st, a->alias0, lb);
+	if (lb->kind != LM_PTE)
+		return true;
+	snprintf(why, size, "alloc_block found no block or contiguous range");
+	return false;
+}
+
+/*
  * The split of a known block shows in the trace: an event for the leaf
  * that held the page, from the module's set_memory_ro() call.
  */
@@ -1225,7 +1242,7 @@ TEST_F(linmap, trace_split)
 	const struct lm_state *st = &self->lm.st;
 	unsigned long long addr, old, new;
 	const char *dir = lm_trace_dir();
-	char path[256], *trace, *p;
+	char path[256], why[128], *trace, *p;
 	struct lm_leaf_query lb;
 	int found = 0, events = 0;
 	struct lm_area a;
@@ -1234,11 +1251,8 @@ TEST_F(linmap, trace_split)
 		SKIP(return, "no linear_map trace events (kernel without CONFIG_FTRACE or the trace patch)");
 	if (!st->rodata_full || !st->linear_blocks)
 		SKIP(return, "no block to split: the linear map is mapped with PTEs");
-	lm_area_cmd(_metadata, &self->lm, "alloc_block");
-	lm_area_read(_metadata, &self->lm, &a);
-	lm_get_leaf(_metadata, st, a.alias0, &lb);
-	if (lb.kind == LM_PTE)
-		SKIP(return, "alloc_block found no block or contiguous range");
+	if (!lm_block_page(_metadata, &self->lm, &a, &lb, why, sizeof(why)))
+		SKIP(return, "%s", why);
 
 	snprintf(path, sizeof(path), "%s/trace", dir);
 	ASSERT_EQ(0, lm_write_path(path, ""));
@@ -1320,19 +1334,13 @@ static bool lm_collapse_setup(struct __test_metadata *_metadata,
 		snprintf(why, size, "set_memory_ro() changes linear aliases only with rodata=full");
 		return false;
 	}
-	lm_area_cmd(_metadata, lm, "alloc_block");
-	lm_area_read(_metadata, lm, a);
-	lm_get_leaf(_metadata, &lm->st, a->alias0, lb);
-	if (lb->kind == LM_PTE) {
-		snprintf(why, size, "alloc_block found no block or contiguous range");
-		return false;
-	}
-	return true;
+	return lm_block_page(_metadata, lm, a, lb, why, size);
 }
 
 /*
  * A page made read-only splits its block; made writable again, a full
- * collapse pass folds it back: same leaf as before, and no table more.
+ * collapse pass folds it back: a leaf at least as large as before, and no
+ * table more.
  */
 TEST_F(linmap, collapse_heals)
 {
