@@ -14,6 +14,9 @@
 
 #include "linmap_uapi.h"
 
+struct trans_pgd_info;
+struct dev_pagemap;
+
 extern const char *const lm_kind_name[LM_NR_KINDS];
 extern const unsigned long lm_kind_size[LM_NR_KINDS];
 extern const char *const lm_scope_name[LM_NR_SCOPES];
@@ -71,6 +74,15 @@ struct lm_syms {
 	int (*collapse)(void);
 	/* How long the last pass took to fold, without freeing tables. */
 	u64 *collapse_last_ns;
+	/* The copy of kexec and hibernation, and its test-only delay. */
+	int (*trans_pgd_create_copy)(struct trans_pgd_info *info,
+				     pgd_t **dst_pgdp, unsigned long start,
+				     unsigned long end);
+	unsigned int *trans_delay_ms;
+	atomic_t *trans_waits;
+	/* Device memory (ZONE_DEVICE). */
+	void *(*memremap_pages)(struct dev_pagemap *pgmap, int nid);
+	void (*memunmap_pages)(struct dev_pagemap *pgmap);
 	int (*walk_system_ram_range)(unsigned long start_pfn,
 				     unsigned long nr_pages, void *arg,
 				     int (*func)(unsigned long, unsigned long,
@@ -172,6 +184,10 @@ void lm_range_leaves(phys_addr_t start, unsigned long size,
 int lm_lookup(unsigned long addr, u64 *val);
 /* Is the linear-map page at @addr mapped valid, and writable? */
 void lm_page_state(unsigned long addr, bool *valid, bool *writable);
+
+/* ---- memory ------------------------------------------------------------- */
+
+struct page *lm_alloc_block(unsigned int order, int *kind);
 
 /* ---- probes ------------------------------------------------------------- */
 

@@ -78,6 +78,11 @@ static const struct {
 	LM_SYM(linear_map_bytes, "linear_map_bytes", false),
 	LM_SYM(collapse, "linear_map_collapse", false),
 	LM_SYM(collapse_last_ns, "collapse_last_pass_ns", false),
+	LM_SYM(trans_pgd_create_copy, "trans_pgd_create_copy", false),
+	LM_SYM(trans_delay_ms, "linmap_trans_delay_ms", false),
+	LM_SYM(trans_waits, "linmap_trans_waits", false),
+	LM_SYM(memremap_pages, "memremap_pages", false),
+	LM_SYM(memunmap_pages, "memunmap_pages", false),
 	LM_SYM(split_lock, "linear_split_lock", false),
 };
 
@@ -491,6 +496,36 @@ void lm_page_state(unsigned long addr, bool *valid, bool *writable)
 /* ---- probes ------------------------------------------------------------- */
 
 /* Write a byte back over itself; false if the write faulted. */
+/* ---- memory ------------------------------------------------------------- */
+
+#define LM_BLOCK_TRIES	32
+
+/*
+ * A free run of 2^@order pages mapped by a PMD block or a contiguous PMD
+ * range, or NULL; *@kind is the leaf kind of the last run tried, or
+ * -ENOMEM. Earlier splits leave some free runs page-mapped: try a few.
+ */
+struct page *lm_alloc_block(unsigned int order, int *kind)
+{
+	struct page *tried[LM_BLOCK_TRIES], *page = NULL;
+	unsigned int i, n;
+	u64 val;
+
+	*kind = -ENOMEM;
+	for (n = 0; n < LM_BLOCK_TRIES && !page; n++) {
+		tried[n] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, order);
+		if (!tried[n])
+			break;
+		*kind = lm_lookup((unsigned long)page_address(tried[n]), &val);
+		if (*kind == LM_PMD || *kind == LM_CONT_PMD)
+			page = tried[n];
+	}
+	for (i = 0; i < n; i++)
+		if (tried[i] && tried[i] != page)
+			__free_pages(tried[i], order);
+	return page;
+}
+
 bool lm_probe_write(void *addr)
 {
 	u8 v;

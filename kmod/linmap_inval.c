@@ -28,29 +28,6 @@ struct inval_result {
 	char first[128];
 };
 
-#define INVAL_TRIES	32
-
-static struct page *inval_alloc(unsigned int order, int *kind)
-{
-	struct page *tried[INVAL_TRIES], *page = NULL;
-	unsigned int i, n;
-	u64 val;
-
-	*kind = -ENOMEM;
-	for (n = 0; n < INVAL_TRIES && !page; n++) {
-		tried[n] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, order);
-		if (!tried[n])
-			break;
-		*kind = lm_lookup((unsigned long)page_address(tried[n]), &val);
-		if (*kind == LM_PMD || *kind == LM_CONT_PMD)
-			page = tried[n];
-	}
-	for (i = 0; i < n; i++)
-		if (tried[i] && tried[i] != page)
-			__free_pages(tried[i], order);
-	return page;
-}
-
 static int inval_run(void *v)
 {
 	struct inval_result *r = v;
@@ -72,7 +49,7 @@ static int inval_run(void *v)
 		return 0;
 	}
 	/* Earlier splits leave some free blocks page-mapped: try a few. */
-	page = inval_alloc(order, &r->kind_before);
+	page = lm_alloc_block(order, &r->kind_before);
 	if (!page) {
 		r->skip = r->kind_before == -ENOMEM ?
 			  "no free PMD-sized block of memory" :

@@ -1684,6 +1684,126 @@ TEST_F(linmap, invalid_block)
 	EXPECT_EQ(1, lm_num(_metadata, o, "present_after"));
 }
 
+/*
+ * trans_pgd's copy of the linear map (kexec's relocation, hibernation's
+ * restore) around a PMD block of the module's: every page the live map
+ * maps must be mapped valid, at its own physical address, in the copy.
+ * Returns the module's output, or NULL with the reason in @skip.
+ */
+static struct lm_out *lm_trans_copy(struct __test_metadata *_metadata,
+				    struct lm_ctx *lm, const char *which,
+				    char *skip, size_t size)
+{
+	static const char * const zero[] = { "ret", "mismatches" };
+	struct lm_out *o;
+	char cmd[32];
+	int ret;
+
+	snprintf(cmd, sizeof(cmd), "case=%s", which);
+	ret = lm_write("trans_copy", cmd);
+	o = lm_get(_metadata, lm, "trans_copy");
+	if (lm_kv(o->text, "skip")) {
+		lm_str(_metadata, o, "skip", skip, size);
+		return NULL;
+	}
+	EXPECT_EQ(0, ret);
+	lm_expect_zero(_metadata, o, "", zero, ARRAY_SIZE(zero));
+	/* The copy covers the block's PMD range, page by page. */
+	EXPECT_EQ(lm->st.page_size / 8, lm_num(_metadata, o, "pages"));
+	TH_LOG("case=%s: %llu pages, %llu leaves and %llu tables in the copy",
+	       which, lm_num(_metadata, o, "pages"),
+	       lm_num(_metadata, o, "copy_leaves"),
+	       lm_num(_metadata, o, "copy_tables"));
+	return o;
+}
+
+TEST_F(linmap, trans_copy_block)
+{
+	char skip[160];
+
+	if (!lm_trans_copy(_metadata, &self->lm, "plain", skip, sizeof(skip)))
+		SKIP(return, "%s", skip);
+}
+
+/* A block made invalid must be mapped valid in the copy, as pages are. */
+TEST_F(linmap, trans_copy_invalid_block)
+{
+	char skip[160];
+
+	if (!lm_trans_copy(_metadata, &self->lm, "invalid", skip, sizeof(skip)))
+		SKIP(return, "%s", skip);
+}
+
+/*
+ * A full collapse pass while the copy sleeps (test-only delay) between
+ * reading the block's PMD entry, a table then, and walking the table: the
+ * pass must keep off until the copy is done, and fold the block after.
+ */
+TEST_F(linmap, trans_copy_during_fold)
+{
+	char skip[160], kind[16];
+	struct lm_out *o;
+
+	o = lm_trans_copy(_metadata, &self->lm, "fold", skip, sizeof(skip));
+	if (!o)
+		SKIP(return, "%s", skip);
+	lm_str(_metadata, o, "kind_copying", kind, sizeof(kind));
+	EXPECT_TRUE(!strcmp(kind, "pte") || !strcmp(kind, "cont_pte"))
+		TH_LOG("the pass folded the block (%s) while the copy walked it", kind);
+	lm_str(_metadata, o, "kind_after", kind, sizeof(kind));
+	EXPECT_TRUE(!strcmp(kind, "pmd") || !strcmp(kind, "cont_pmd") ||
+		    !strcmp(kind, "pud"))
+		TH_LOG("no fold after the copy (%s): the race was not set up", kind);
+}
+
+/* LINMAP_DEVMEM=START,SIZE: RAM left out by mem=, for device memory. */
+static bool lm_devmem_range(unsigned long long *start, unsigned long long *size)
+{
+	const char *env = getenv("LINMAP_DEVMEM");
+
+	return env && sscanf(env, "%lli,%lli", start, size) == 2 && *size;
+}
+
+/*
+ * Device memory mapped as two ranges side by side (A, then 2M of B at the
+ * end), a full collapse pass, and B unmapped alone: no leaf may have
+ * covered both, and A must still be mapped and readable.
+ */
+TEST_F(linmap, devmem_side_by_side)
+{
+	static const char * const zero[] = {
+		"ret", "spans", "a_unmapped", "b_mapped_after",
+		"audit.violations",
+	};
+	unsigned long long start, size;
+	char skip[160], ram[16], a[16], b[16], passed[16];
+	struct lm_out *o;
+	char cmd[96];
+	int ret;
+
+	if (!lm_devmem_range(&start, &size))
+		SKIP(return, "set LINMAP_DEVMEM=START,SIZE to RAM left out by mem=");
+	snprintf(cmd, sizeof(cmd), "range=%#llx,%#llx", start, size);
+	ret = lm_write("devmem", cmd);
+	o = lm_get(_metadata, &self->lm, "devmem");
+	if (lm_kv(o->text, "skip")) {
+		lm_str(_metadata, o, "skip", skip, sizeof(skip));
+		SKIP(return, "%s", skip);
+	}
+	EXPECT_EQ(0, ret);
+	lm_expect_zero(_metadata, o, "", zero, ARRAY_SIZE(zero));
+	EXPECT_EQ(1, lm_num(_metadata, o, "a_readable"))
+		TH_LOG("device range A is gone after B alone was removed");
+	lm_str(_metadata, o, "kind_ram", ram, sizeof(ram));
+	lm_str(_metadata, o, "kind_a", a, sizeof(a));
+	lm_str(_metadata, o, "kind_b", b, sizeof(b));
+	lm_str(_metadata, o, "kind_a_passed", passed, sizeof(passed));
+	TH_LOG("device memory %#llx+%#llx: A ends in a %s, B in a %s, after a pass (ret %lld) A ends in a %s; boot RAM below in a %s (%#llx, A %#llx)",
+	       start, size, a, b, (long long)lm_num(_metadata, o, "pass_ret"),
+	       passed, ram, lm_num(_metadata, o, "val_ram"),
+	       lm_num(_metadata, o, "val_a"));
+}
+
 /* LINMAP_HOTPLUG=START,SIZE: a range of RAM outside the linear map. */
 static bool lm_hotplug_range(unsigned long long *start, unsigned long long *size)
 {

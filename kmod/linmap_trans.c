@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * linmap_test "trans_copy": copy the linear map around a PMD block this
+ * module owns with trans_pgd_create_copy(), the copy kexec's relocation
+ * and hibernation's restore run on, and check the copy page by page: each
+ * page the live map maps must be mapped valid in the copy, at its own
+ * physical address.
+ *
+ *   case=plain    the block as it is
+ *   case=invalid  the block made invalid by set_memory_valid(0) first
+ *   case=fold     the block split and restored, so that a collapse pass
+ *                 would fold it, and a full pass made while the copy
+ *                 sleeps after allocating the block's PTE table (test-only
+ *                 linmap_trans_delay_ms): the pass must keep off the
+ *                 block until the copy is done, then fold it
+ *
+ *   echo "case=fold" > trans_copy; cat trans_copy
+ */
+
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/gfp.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <asm/trans_pgd.h>
+
+#include "linmap.h"
+
+enum { TC_PLAIN, TC_INVALID, TC_FOLD, TC_NR_CASES };
+static const char *const tc_case_name[TC_NR_CASES] = {
+	"plain", "invalid", "fold",
+};
+
+/* The copy's table pages; more than a PMD range ever needs. */
+#define TC_MAX_TABLES	16
+/* How long the copy sleeps with the block's PMD entry read. */
+#define TC_DELAY_MS	300
+
+struct tc_result {
+	unsigned long which;		/* case=, an index of tc_case_name */
+	const char *skip;
+	int ret;
+	int kind_before, kind_copying, kind_after;
+	int pass_ret, pass_after_ret;
+	unsigned int tables, leaves;	/* of the copy */
+	unsigned long pages, mismatches;
+	char first[160];
+};
+
+struct tc_copy {
+	struct trans_pgd_info info;
+	unsigned int nr;
+	struct page *pages[TC_MAX_TABLES];
+	unsigned long start, end;
+	pgd_t *pgd;
+	int ret;
+	struct completion done;
+};
+
+static void *tc_alloc_page(void *arg)
+{
+	struct tc_copy *c = arg;
+	struct page *page;
+
+	if (c->nr == TC_MAX_TABLES)
+		return NULL;
+	page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!page)
+		return NULL;
+	c->pages[c->nr++] = page;
+	return page_address(page);
+}
+
+static void tc_free(struct tc_copy *c)
+{
+	while (c->nr)
+		__free_page(c->pages[--c->nr]);
+}
+
+static int tc_copy_fn(void *arg)
+{
+	struct tc_copy *c = arg;
+
+	c->ret = lm_sym.trans_pgd_create_copy(&c->info, &c->pgd, c->start,
+					      c->end);
+	complete(&c->done);
+	return 0;
+}
+
+/*
+ * The leaf of the copy that maps @addr: its value, and the size it maps
+ * (0: none). The walk reads the tables as trans_pgd wrote them, with the
+ * same helpers, so folded levels are the entry above them.
+ */
+static unsigned long tc_lookup(pgd_t *pgd, unsigned long addr, u64 *val)
+{
+	pgd_t *pgdp = pgd_offset_pgd(pgd, addr);
+	p4d_t *p4dp;
+	pud_t *pudp, pud;
+	pmd_t *pmdp, pmd;
+	pte_t pte;
+
+	if (pgd_none(READ_ONCE(*pgdp)))
+		return 0;
+	p4dp = p4d_offset(pgdp, addr);
+	if (p4d_none(READ_ONCE(*p4dp)))
+		return 0;
+	pudp = pud_offset(p4dp, addr);
+	pud = READ_ONCE(*pudp);
+	if (pud_none(pud))
+		return 0;
+	if (!pud_table(pud)) {
+		*val = pud_val(pud);
+		return PUD_SIZE;
+	}
+	pmdp = pmd_offset(pudp, addr);
+	pmd = READ_ONCE(*pmdp);
+	if (pmd_none(pmd))
+		return 0;
+	if (!pmd_table(pmd)) {
+		*val = pmd_val(pmd);
+		return PMD_SIZE;
+	}
+	pte = __ptep_get(pte_offset_kernel(pmdp, addr));
+	if (pte_none(pte))
+		return 0;
+	*val = pte_val(pte);
+	return PAGE_SIZE;
+}
+
+/* Every page of [c->start, c->end) mapped valid at its own address? */
+static void tc_check(struct tc_copy *c, struct tc_result *r)
+{
+	unsigned long addr, last = 0;
+
+	for (addr = c->start; addr < c->end; addr += PAGE_SIZE) {
+		unsigned long size;
+		phys_addr_t pa;
+		u64 val = 0;
+
+		r->pages++;
+		size = tc_lookup(c->pgd, addr, &val);
+		if (size && ALIGN_DOWN(addr, size) != last) {
+			last = ALIGN_DOWN(addr, size);
+			r->leaves++;
+		}
+		pa = size ? (__pte_to_phys(__pte(val)) & ~(size - 1)) +
+			    (addr & (size - 1)) : 0;
+		if (size && (val & PTE_VALID) && pa == __pa(addr))
+			continue;
+		if (!r->mismatches++)
+			scnprintf(r->first, sizeof(r->first),
+				  "copy at %#lx: %s, entry %#llx, maps %pa, want %#llx",
+				  addr, !size ? "not mapped" :
+				  !(val & PTE_VALID) ? "invalid" : "wrong address",
+				  val, &pa, (u64)__pa(addr));
+	}
+}
+
+/* The block is in a PTE table and no change is pending: a pass folds it. */
+static int tc_make_foldable(struct tc_result *r, unsigned long addr)
+{
+	int ret;
+
+	/* Not the first page: the copy reads that one if it goes wrong. */
+	ret = lm_sym.set_memory_valid(addr + PAGE_SIZE, 1, 0);
+	if (!ret)
+		ret = lm_sym.set_memory_valid(addr + PAGE_SIZE, 1, 1);
+	if (ret)
+		scnprintf(r->first, sizeof(r->first),
+			  "set_memory_valid() of one page returned %d", ret);
+	return ret;
+}
+
+static int tc_run(void *v)
+{
+	struct tc_result *r = v;
+	unsigned int order = PMD_SHIFT - PAGE_SHIFT;
+	unsigned long addr, n = 1UL << order;
+	struct task_struct *t;
+	struct tc_copy *c;
+	struct page *page;
+	u64 val;
+	int waits;
+
+	r->kind_before = -1;
+	r->kind_copying = -1;
+	r->kind_after = -1;
+	if (!lm_sym.trans_pgd_create_copy || !lm_sym.set_memory_valid) {
+		r->skip = "no trans_pgd_create_copy() (kexec, hibernation) or set_memory_valid()";
+		return 0;
+	}
+	if (r->which == TC_FOLD && (!lm_sym.collapse || !lm_sym.trans_delay_ms)) {
+		r->skip = "the kernel has no collapse or no test-only trans_pgd delay";
+		return 0;
+	}
+	if (r->which == TC_FOLD && lm_sym.collapse() == -EOPNOTSUPP) {
+		r->skip = "collapse is off in this kernel";
+		return 0;
+	}
+	if (order > MAX_PAGE_ORDER) {
+		r->skip = "a PMD block is larger than the page allocator's largest block";
+		return 0;
+	}
+	page = lm_alloc_block(order, &r->kind_before);
+	if (!page) {
+		r->skip = r->kind_before == -ENOMEM ?
+			  "no free PMD-sized block of memory" :
+			  "no free PMD-sized block is mapped by a PMD block";
+		return 0;
+	}
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c) {
+		r->ret = -ENOMEM;
+		goto out_page;
+	}
+	addr = (unsigned long)page_address(page);
+	/* What a copy that took the block for a table would read: nothing. */
+	clear_page((void *)addr);
+	c->info.trans_alloc_page = tc_alloc_page;
+	c->info.trans_alloc_arg = c;
+	c->start = addr;
+	c->end = addr + PMD_SIZE;
+	init_completion(&c->done);
+
+	if (r->which == TC_INVALID) {
+		r->ret = lm_sym.set_memory_valid(addr, n, 0);
+		if (r->ret) {
+			scnprintf(r->first, sizeof(r->first),
+				  "set_memory_valid(0) returned %d", r->ret);
+			goto out_copy;
+		}
+	}
+	if (r->which == TC_FOLD) {
+		r->ret = tc_make_foldable(r, addr);
+		if (r->ret)
+			goto out_copy;
+		WRITE_ONCE(*lm_sym.trans_delay_ms, TC_DELAY_MS);
+	}
+	waits = lm_sym.trans_waits ? atomic_read(lm_sym.trans_waits) : 0;
+	t = kthread_run(tc_copy_fn, c, "linmap_trans");
+	if (IS_ERR(t)) {
+		r->ret = PTR_ERR(t);
+		complete(&c->done);
+	} else if (r->which == TC_FOLD) {
+		unsigned int ms;
+
+		/* Wait for the copy to sleep inside the block, then pass. */
+		for (ms = 0; ms < 10 * TC_DELAY_MS &&
+		     atomic_read(lm_sym.trans_waits) == waits; ms += 20)
+			msleep(20);
+		r->pass_ret = lm_sym.collapse();
+		r->kind_copying = lm_lookup(addr, &val);
+	}
+	wait_for_completion(&c->done);
+	if (lm_sym.trans_delay_ms)
+		WRITE_ONCE(*lm_sym.trans_delay_ms, 0);
+	if (!r->ret)
+		r->ret = c->ret;
+	if (r->ret) {
+		if (!r->first[0])
+			scnprintf(r->first, sizeof(r->first),
+				  "trans_pgd_create_copy() returned %d", r->ret);
+	} else {
+		r->tables = c->nr;
+		tc_check(c, r);
+	}
+	if (r->which == TC_INVALID && lm_sym.set_memory_valid(addr, n, 1)) {
+		/* Never hand invalid memory back to the allocator. */
+		tc_free(c);
+		kfree(c);
+		return 0;
+	}
+	if (r->which == TC_FOLD)
+		r->pass_after_ret = lm_sym.collapse();
+	r->kind_after = lm_lookup(addr, &val);
+out_copy:
+	tc_free(c);
+	kfree(c);
+out_page:
+	__free_pages(page, order);
+	return 0;
+}
+
+static int tc_parse(char *buf, void *v)
+{
+	struct tc_result *r = v;
+	char *arg = strim(buf);
+	unsigned int i;
+
+	if (strncmp(arg, "case=", 5))
+		return -EINVAL;
+	for (i = 0; i < TC_NR_CASES; i++)
+		if (!strcmp(arg + 5, tc_case_name[i])) {
+			r->which = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static void tc_show(struct seq_file *m, void *v)
+{
+	struct tc_result *r = v;
+
+	seq_printf(m, "case=%s\n", tc_case_name[r->which]);
+	if (r->skip)
+		seq_printf(m, "skip=%s\n", r->skip);
+	seq_printf(m, "ret=%d\n", r->ret);
+	seq_printf(m, "kind_before=%s\nkind_copying=%s\nkind_after=%s\n",
+		   lm_kind_str(r->kind_before), lm_kind_str(r->kind_copying),
+		   lm_kind_str(r->kind_after));
+	seq_printf(m, "pass_ret=%d\npass_after_ret=%d\n", r->pass_ret,
+		   r->pass_after_ret);
+	seq_printf(m, "copy_tables=%u\ncopy_leaves=%u\n", r->tables, r->leaves);
+	seq_printf(m, "pages=%lu\nmismatches=%lu\n", r->pages, r->mismatches);
+	if (r->first[0])
+		seq_printf(m, "first=%s\n", r->first);
+}
+
+static struct lm_cmd tc_cmd = {
+	.size = sizeof(struct tc_result),
+	.parse = tc_parse,
+	.run = tc_run,
+	.show = tc_show,
+};
+
+LM_COMMAND_FEATURE(tc, "trans_copy");
