@@ -29,7 +29,7 @@ static inline const char *lm_kind_str(int kind)
 
 /*
  * Layout of the test-only per-CPU counter of kernel page-table writes
- * (patches/testing/0003, patches/base-testing/0001), when the kernel has it;
+ * (patches/heal/testing/0001, patches/base-testing/0001), when the kernel has it;
  * it counts only when booted with "linmap_count".
  */
 struct lm_pgt_count {
@@ -187,7 +187,7 @@ void lm_page_state(unsigned long addr, bool *valid, bool *writable);
 
 /* ---- memory ------------------------------------------------------------- */
 
-struct page *lm_alloc_block(unsigned int order, int *kind);
+struct page *lm_alloc_block(unsigned int order, int *kind, const char **why);
 
 /* ---- probes ------------------------------------------------------------- */
 

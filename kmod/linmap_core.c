@@ -502,16 +502,21 @@ void lm_page_state(unsigned long addr, bool *valid, bool *writable)
 
 /*
  * A free run of 2^@order pages mapped by a PMD block or a contiguous PMD
- * range, or NULL; *@kind is the leaf kind of the last run tried, or
- * -ENOMEM. Earlier splits leave some free runs page-mapped: try a few.
+ * range, or NULL with the reason in *@why; *@kind is the leaf kind of the
+ * last run tried, or -ENOMEM. Earlier splits leave some free runs
+ * page-mapped: try a few.
  */
-struct page *lm_alloc_block(unsigned int order, int *kind)
+struct page *lm_alloc_block(unsigned int order, int *kind, const char **why)
 {
 	struct page *tried[LM_BLOCK_TRIES], *page = NULL;
 	unsigned int i, n;
 	u64 val;
 
 	*kind = -ENOMEM;
+	if (order > MAX_PAGE_ORDER) {
+		*why = "a PMD block is larger than the page allocator's largest block";
+		return NULL;
+	}
 	for (n = 0; n < LM_BLOCK_TRIES && !page; n++) {
 		tried[n] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, order);
 		if (!tried[n])
@@ -523,6 +528,9 @@ struct page *lm_alloc_block(unsigned int order, int *kind)
 	for (i = 0; i < n; i++)
 		if (tried[i] && tried[i] != page)
 			__free_pages(tried[i], order);
+	if (!page)
+		*why = *kind == -ENOMEM ? "no free PMD-sized block of memory" :
+		       "no free PMD-sized block is mapped by a PMD block";
 	return page;
 }
 

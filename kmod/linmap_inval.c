@@ -44,18 +44,10 @@ static int inval_run(void *v)
 		r->skip = "the kernel has no set_memory_valid() or kernel_page_present()";
 		return 0;
 	}
-	if (order > MAX_PAGE_ORDER) {
-		r->skip = "a PMD block is larger than the page allocator's largest block";
-		return 0;
-	}
 	/* Earlier splits leave some free blocks page-mapped: try a few. */
-	page = lm_alloc_block(order, &r->kind_before);
-	if (!page) {
-		r->skip = r->kind_before == -ENOMEM ?
-			  "no free PMD-sized block of memory" :
-			  "no free PMD-sized block is mapped by a PMD block";
+	page = lm_alloc_block(order, &r->kind_before, &r->skip);
+	if (!page)
 		return 0;
-	}
 	addr = (unsigned long)page_address(page);
 	memset((void *)addr, 0xff, PAGE_SIZE);
 	r->present_before = lm_sym.kernel_page_present(page);

@@ -199,17 +199,9 @@ static int tc_run(void *v)
 		r->skip = "collapse is off in this kernel";
 		return 0;
 	}
-	if (order > MAX_PAGE_ORDER) {
-		r->skip = "a PMD block is larger than the page allocator's largest block";
+	page = lm_alloc_block(order, &r->kind_before, &r->skip);
+	if (!page)
 		return 0;
-	}
-	page = lm_alloc_block(order, &r->kind_before);
-	if (!page) {
-		r->skip = r->kind_before == -ENOMEM ?
-			  "no free PMD-sized block of memory" :
-			  "no free PMD-sized block is mapped by a PMD block";
-		return 0;
-	}
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c) {
 		r->ret = -ENOMEM;

@@ -1,14 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Apply patches/*.patch and patches/testing/*.patch to the series tree, and
-# patches/base-testing/*.patch (test-only counters) to the base tree, with
-# git am. Re-applies only when the patches or the base changed.
+# Apply, with git am: to the series tree patches/*.patch (the core series),
+# patches/testing/*.patch, patches/heal/*.patch (the healing series) and
+# patches/heal/testing/*.patch; to the core tree the first two only; to the
+# base tree patches/base-testing/*.patch (test-only counters). Re-applies
+# only when the patches or the base changed.
 . "$(dirname "$0")/lib.sh"
 
 "$TOP/scripts/tree.sh" >/dev/null
 if [ "$TREE" = base ]; then
 	[ "$SERIES" = off ] && msg "SERIES=off: building the unpatched base (with its test-only counters)"
-	[ "$SERIES" = on ] && msg "patches/ is empty: the series tree is the base tree"
+	[ "$SERIES" != off ] && msg "patches/ is empty: the series tree is the base tree"
 	mapfile -t patches < <(base_patches)
 else
 	mapfile -t patches < <(series_patches)

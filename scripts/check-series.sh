@@ -1,18 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Checks of the series itself, behind 'make check-series':
-#   - scripts/checkpatch.pl --strict on every patch (series, testing/ and
-#     base-testing/): no error, warning or check;
+# Checks of both series (the core, patches/*.patch, and the healing one on
+# top, patches/heal/*.patch), behind 'make check-series':
+#   - scripts/checkpatch.pl --strict on every patch (both series, their
+#     testing/ and base-testing/): no error, warning or check;
 #   - a Signed-off-by and a commit message body on every patch;
-#   - bisectability: the kernel builds after each patch (PAGE_SIZE, default 4K;
+#   - bisectability: the kernel builds after each patch, in the order the
+#     kit applies them (core, testing/, heal/, heal/testing/; PAGE_SIZE, default 4K;
 #     SERIES_BUILDS=0 skips the builds) and boots under QEMU with the module
 #     and the quick selftests (SERIES_STEP_TESTS), with no failed test and no
 #     kernel splat (SERIES_BOOTS=0 skips the boots). Once the test-only
 #     bbml2_test= patch is in, every emulated CPU claims BBML2_NOABORT;
-#   - b4: git format-patch --thread --cover-letter --base output, run through
-#     'b4 --offline-mode am', gives back the same tree;
-#   - sparse (C=1) and W=1 on the objects of the .c files patches/*.patch
-#     touch, built on the base and after the series: no new warning
+#   - the core series applies to the base alone and the healing series to
+#     the core alone;
+#   - b4: git format-patch --thread --cover-letter --base output of each
+#     series, run through 'b4 --offline-mode am', gives back the same tree;
+#   - sparse (C=1) and W=1 on the objects of the .c files the series
+#     touch, built on the base and after both series: no new warning
 #     (SERIES_WARNINGS=0 skips this).
 # Ends with 'N passed, N failed, N skipped'.
 . "$(dirname "$0")/lib.sh"
@@ -97,6 +101,7 @@ for p in "${patches[@]}" "${bpatches[@]}"; do
 done
 
 export KIT_SRC=$src KIT_BUILD=$W/build-$PAGE_SIZE
+# The upstream patches: both series, not their test-only patches.
 mapfile -t upstream < <(printf '%s\n' "${patches[@]}" | grep -v '/testing/')
 mapfile -t objs < <(series_objects "${upstream[@]}")
 warn_base=
@@ -165,13 +170,36 @@ for p in "${patches[@]}"; do
 	boot_step "$applied" "$name"
 done
 
-n=${#upstream[@]}
-upstream_head=$(git -C "$src" rev-parse "HEAD~$(( ${#patches[@]} - n ))")
+# The upstream series alone, without test-only patches: the core on the
+# base, then the healing series on the core, as a user applies them.
+git -C "$src" am --abort >/dev/null 2>&1 || true
+git -C "$src" checkout -q --detach "$base"
+mapfile -t core < <(patches_in "$PATCHDIR"/*.patch)
+mapfile -t heal < <(patches_in "$PATCHDIR"/heal/*.patch)
+# applies_alone WHAT PATCH...: git am onto HEAD; the new HEAD in $applied_head.
+applies_alone() {
+	local what=$1
+	shift
+	applied_head=
+	if git -C "$src" "${GIT_ID[@]}" am -q "$@" >/dev/null 2>&1; then
+		applied_head=$(git -C "$src" rev-parse HEAD)
+		ok "$what ($# patches)"
+	else
+		bad "$what"
+		git -C "$src" am --abort >/dev/null 2>&1 || true
+	fi
+}
+applies_alone "the core series applies to the base alone" "${core[@]}"
+core_head=$applied_head heal_head=
+if [ -n "$core_head" ] && [ ${#heal[@]} -gt 0 ]; then
+	applies_alone "the healing series applies to the core alone" "${heal[@]}"
+	heal_head=$applied_head
+fi
 
-# The warnings after the upstream series (testing/ is not part of it).
+# The warnings after both series (test-only patches are not part of them).
 if [ -n "$warn_base" ]; then
-	if [ "$applied" = ${#patches[@]} ]; then
-		git -C "$src" checkout -q --detach "$upstream_head"
+	if [ -n "$core_head" ]; then
+		git -C "$src" checkout -q --detach "${heal_head:-$core_head}"
 		msg "sparse and W=1 after the series"
 		warnings_check "${objs[@]}"
 	else
@@ -179,25 +207,32 @@ if [ -n "$warn_base" ]; then
 	fi
 fi
 
-# b4 round trip of the upstream part (patches/*.patch, no testing/).
-rm -rf "$W/b4" && mkdir -p "$W/b4/out"
-git -C "$src" "${GIT_ID[@]}" format-patch -q --thread --cover-letter --base="$base" \
-	-o "$W/b4/fp" "$base..$upstream_head"
-cat "$W/b4/fp"/*.patch >"$W/b4/series.mbox"
-if (cd "$W/b4" && b4 -q --offline-mode am -m series.mbox -o out >b4.log 2>&1) &&
-   mbx=$(ls "$W/b4"/out/*.mbx 2>/dev/null | head -1) && [ -n "$mbx" ]; then
-	git -C "$src" checkout -q --detach "$base"
-	if git -C "$src" "${GIT_ID[@]}" am -q "$mbx" >/dev/null 2>&1 &&
-	   [ "$(git -C "$src" rev-parse 'HEAD^{tree}')" = "$(git -C "$src" rev-parse "$upstream_head^{tree}")" ] &&
-	   [ "$(git -C "$src" rev-list --count "$base..HEAD")" = "$n" ]; then
-		ok "b4 --offline-mode am gives back the same $n patches and tree"
+# b4 round trip of each series: FROM..TO sent with --base=FROM.
+b4_check() {	# NAME FROM TO
+	local what=$1 from=$2 to=$3 d=$W/b4/$1 n mbx
+	n=$(git -C "$src" rev-list --count "$from..$to")
+	rm -rf "$d" && mkdir -p "$d/out"
+	git -C "$src" "${GIT_ID[@]}" format-patch -q --thread --cover-letter --base="$from" \
+		-o "$d/fp" "$from..$to"
+	cat "$d/fp"/*.patch >"$d/series.mbox"
+	if (cd "$d" && b4 -q --offline-mode am -m series.mbox -o out >b4.log 2>&1) &&
+	   mbx=$(ls "$d"/out/*.mbx 2>/dev/null | head -1) && [ -n "$mbx" ]; then
+		git -C "$src" checkout -q --detach "$from"
+		if git -C "$src" "${GIT_ID[@]}" am -q "$mbx" >/dev/null 2>&1 &&
+		   [ "$(git -C "$src" rev-parse 'HEAD^{tree}')" = "$(git -C "$src" rev-parse "$to^{tree}")" ] &&
+		   [ "$(git -C "$src" rev-list --count "$from..HEAD")" = "$n" ]; then
+			ok "b4 --offline-mode am gives back the same $n patches and tree ($what)"
+		else
+			bad "b4 --offline-mode am gives back the same $n patches and tree ($what)"
+			git -C "$src" am --abort >/dev/null 2>&1 || true
+		fi
 	else
-		bad "b4 --offline-mode am gives back the same $n patches and tree"
-		git -C "$src" am --abort >/dev/null 2>&1 || true
+		bad "b4 --offline-mode am reads the format-patch series ($what)" "$(tail -5 "$d/b4.log")"
 	fi
-else
-	bad "b4 --offline-mode am reads the format-patch series" "$(tail -5 "$W/b4/b4.log")"
-fi
+}
+rm -rf "$W/b4"
+[ -z "$core_head" ] || b4_check core "$base" "$core_head"
+[ -z "$heal_head" ] || b4_check heal "$core_head" "$heal_head"
 
 # The base kernel's test-only counters apply to the base on their own.
 if [ ${#bpatches[@]} -gt 0 ]; then

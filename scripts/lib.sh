@@ -48,8 +48,8 @@ pt_levels() {	# PAGE_SIZE VA_BITS
 }
 
 case "$SERIES" in
-on|off) ;;
-*) die "SERIES must be on or off (got '$SERIES')" ;;
+on|core|off) ;;
+*) die "SERIES must be on, core or off (got '$SERIES')" ;;
 esac
 case "$DEBUG" in
 on|off) ;;
@@ -61,10 +61,14 @@ DEFAULT_KSRC=$OUT/linux
 KSRC=${KSRC:-$DEFAULT_KSRC}
 KSRC=$(realpath -m "$KSRC")
 
-# Upstream series and test-only patches, in application order.
+# Upstream series and test-only patches, in application order: the core
+# series and its test-only patches, then (unless SERIES=core) the healing
+# series on top and its own test-only patches.
 PATCHDIR=${PATCHDIR:-$TOP/patches}
 series_patches() {
 	patches_in "$PATCHDIR"/*.patch "$PATCHDIR"/testing/*.patch
+	[ "$SERIES" = core ] ||
+		patches_in "$PATCHDIR"/heal/*.patch "$PATCHDIR"/heal/testing/*.patch
 }
 
 # Test-only instrumentation for the unpatched kernel: the same counters the
@@ -84,13 +88,16 @@ patches_in() {	# GLOB...: the patches that exist, without a cover letter
 	return 0
 }
 
-# Which source tree a build uses. With no patches at all the series tree
-# would be identical to the base tree, so share it (and its builds).
+# Which source tree a build uses: series (core and heal), core (the core
+# series alone) or base. With no patches at all a patched tree would be
+# identical to the base tree, so share it (and its builds).
 tree_name() {
-	if [ "$SERIES" = on ] && [ -n "$(series_patches)" ]; then
-		echo series
-	else
+	if [ "$SERIES" = off ] || [ -z "$(series_patches)" ]; then
 		echo base
+	elif [ "$SERIES" = core ]; then
+		echo core
+	else
+		echo series
 	fi
 }
 
@@ -191,9 +198,11 @@ has_bbml2_test() {
 # details indented below), and the tally, 'N passed, N failed, N skipped',
 # that fails unless nothing failed. A SKIP is never a pass.
 pass=0 failed=0 skipped=0
-ok()   { pass=$((pass + 1)); printf 'PASS: %s\n' "$1"; }
-bad()  { failed=$((failed + 1)); printf 'FAIL: %s\n' "$1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/    /'; }
-skip() { skipped=$((skipped + 1)); printf 'SKIP: %s (%s)\n' "$1" "$2"; }
+# RESULT_PREFIX names the tree of a nested run (check.sh's core tree).
+RESULT_PREFIX=${RESULT_PREFIX:-}
+ok()   { pass=$((pass + 1)); printf 'PASS: %s%s\n' "$RESULT_PREFIX" "$1"; }
+bad()  { failed=$((failed + 1)); printf 'FAIL: %s%s\n' "$RESULT_PREFIX" "$1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/    /'; }
+skip() { skipped=$((skipped + 1)); printf 'SKIP: %s%s (%s)\n' "$RESULT_PREFIX" "$1" "$2"; }
 tally() { echo "$pass passed, $failed failed, $skipped skipped"; [ "$failed" = 0 ]; }
 
 # The guest's data block, read by scripts/linmap_data.py (see its usage).

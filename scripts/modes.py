@@ -19,7 +19,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOBS = ("check", "soak", "geometries")
-TREES = ("series", "base")
+TREES = ("series", "core", "base")
 
 
 def rows(name):
@@ -67,7 +67,9 @@ def guests(job, tree, geos, env=os.environ):
     only = (env.get("CHECK_MODES") or "").split()
     for g in geos:
         for m in modes:
-            if m["job"] != job or m["tree"] not in ("*", tree):
+            # "*" is the series or the base tree; the core tree is named.
+            if m["job"] != job or m["tree"] != tree and (
+                    m["tree"] != "*" or tree == "core"):
                 continue
             if not matches(m["geometries"], g) or (only and m["name"] not in only):
                 continue

@@ -1685,6 +1685,18 @@ TEST_F(linmap, invalid_block)
 }
 
 /*
+ * START,SIZE from the environment: a range of RAM left out by mem=
+ * (LINMAP_HOTPLUG for hotplug, LINMAP_DEVMEM for device memory).
+ */
+static bool lm_env_range(const char *name, unsigned long long *start,
+			 unsigned long long *size)
+{
+	const char *env = getenv(name);
+
+	return env && sscanf(env, "%lli,%lli", start, size) == 2 && *size;
+}
+
+/*
  * trans_pgd's copy of the linear map (kexec's relocation, hibernation's
  * restore) around a PMD block of the module's: every page the live map
  * maps must be mapped valid, at its own physical address, in the copy.
@@ -1756,14 +1768,6 @@ TEST_F(linmap, trans_copy_during_fold)
 		TH_LOG("no fold after the copy (%s): the race was not set up", kind);
 }
 
-/* LINMAP_DEVMEM=START,SIZE: RAM left out by mem=, for device memory. */
-static bool lm_devmem_range(unsigned long long *start, unsigned long long *size)
-{
-	const char *env = getenv("LINMAP_DEVMEM");
-
-	return env && sscanf(env, "%lli,%lli", start, size) == 2 && *size;
-}
-
 /*
  * Device memory mapped as two ranges side by side (A, then 2M of B at the
  * end), a full collapse pass, and B unmapped alone: no leaf may have
@@ -1781,7 +1785,7 @@ TEST_F(linmap, devmem_side_by_side)
 	char cmd[96];
 	int ret;
 
-	if (!lm_devmem_range(&start, &size))
+	if (!lm_env_range("LINMAP_DEVMEM", &start, &size))
 		SKIP(return, "set LINMAP_DEVMEM=START,SIZE to RAM left out by mem=");
 	snprintf(cmd, sizeof(cmd), "range=%#llx,%#llx", start, size);
 	ret = lm_write("devmem", cmd);
@@ -1804,13 +1808,6 @@ TEST_F(linmap, devmem_side_by_side)
 	       lm_num(_metadata, o, "val_a"));
 }
 
-/* LINMAP_HOTPLUG=START,SIZE: a range of RAM outside the linear map. */
-static bool lm_hotplug_range(unsigned long long *start, unsigned long long *size)
-{
-	const char *env = getenv("LINMAP_HOTPLUG");
-
-	return env && sscanf(env, "%lli,%lli", start, size) == 2 && *size;
-}
 
 /*
  * Hot-add LINMAP_HOTPLUG: its linear map must follow the boot policy
@@ -1828,7 +1825,7 @@ TEST_F_TIMEOUT(linmap, hotplug_policy, 600)
 	char cmd[96];
 	int ret;
 
-	if (!lm_hotplug_range(&start, &size))
+	if (!lm_env_range("LINMAP_HOTPLUG", &start, &size))
 		SKIP(return, "set LINMAP_HOTPLUG=START,SIZE to a range of RAM left out by mem=");
 	snprintf(cmd, sizeof(cmd), "range=%#llx,%#llx", start, size);
 	ret = lm_write("hotplug", cmd);
@@ -2047,7 +2044,7 @@ TEST_F_TIMEOUT(linmap_inject, inject_alloc_failures, 1800)
 		;
 	ASSERT_LT(i, LM_INJ_NR_CASES) TH_LOG("no inject case '%s'", name);
 	n = snprintf(cmd, sizeof(cmd), "case=%d", i);
-	if (lm_hotplug_range(&start, &size))
+	if (lm_env_range("LINMAP_HOTPLUG", &start, &size))
 		/* The upper half: a part of a block, so tables are needed. */
 		snprintf(cmd + n, sizeof(cmd) - n, " hotplug=%#llx,%#llx",
 			 start + size / 2, size / 2);
