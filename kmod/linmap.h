@@ -70,8 +70,6 @@ struct lm_syms {
 	int (*split_kernel_leaf_mapping)(unsigned long start,
 					 unsigned long end, gfp_t gfp,
 					 unsigned long caller);
-	/* A full collapse pass now, with the series' collapse. */
-	int (*collapse)(void);
 	/* How long the last pass took to fold, without freeing tables. */
 	u64 *collapse_last_ns;
 	/* The copy of kexec and hibernation, and its test-only delay. */
@@ -184,6 +182,13 @@ void lm_range_leaves(phys_addr_t start, unsigned long size,
 int lm_lookup(unsigned long addr, u64 *val);
 /* Is the linear-map page at @addr mapped valid, and writable? */
 void lm_page_state(unsigned long addr, bool *valid, bool *writable);
+
+/* ---- collapse ----------------------------------------------------------- */
+
+/* A full collapse pass (debugfs linear_map/collapse); -EOPNOTSUPP if none. */
+int lm_collapse(void);
+/* Does the kernel have collapse (on or off)? */
+bool lm_has_collapse(void);
 
 /* ---- memory ------------------------------------------------------------- */
 

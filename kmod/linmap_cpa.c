@@ -366,8 +366,8 @@ static void cpa_watch(struct cpa_result *r, struct cpa_thread *th,
 			continue;
 		}
 		msleep(ms);
-		if (r->p.collapse_ms && lm_sym.collapse) {
-			ret = lm_sym.collapse();
+		if (r->p.collapse_ms && lm_has_collapse()) {
+			ret = lm_collapse();
 			r->s.collapse_passes += !ret;
 			r->s.collapse_errors += ret && ret != -EOPNOTSUPP;
 			if (!ret)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * linmap_test "devmem": device memory (memremap_pages(),
- * MEMORY_DEVICE_GENERIC) as two ranges, A = [START, END - 2M) and B =
- * [END - 2M, END), as two drivers would map two regions side by side, a
+ * MEMORY_DEVICE_GENERIC) as two ranges, A = [START, END - B) and B, the
+ * last 2M (4M with 16K pages, 64M with 64K pages, see DM_B_SIZE) of
+ * [START, END), as two drivers would map two regions side by side, a
  * full collapse pass where the kernel has collapse, and B unmapped alone.
  * Device memory comes and goes in 2 MiB subsections, and hot-remove
  * clears whole leaves: no leaf may cover both A and B, and after B is
@@ -15,6 +16,7 @@
  *   echo "range=START,SIZE" > devmem; cat devmem
  */
 
+#include <linux/log2.h>
 #include <linux/memremap.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -39,7 +41,15 @@ struct dm_result {
 
 /* How far a wrong fold would reach: a PMD block, or 32M (4K's CONT_PMD). */
 #define DM_REACH	max_t(unsigned long, PMD_SIZE, SZ_32M)
-#define DM_B_SIZE	SZ_2M
+/*
+ * B: a 2M subsection, or more where the memmap of 2M is smaller than a
+ * page (16K and 64K pages): 6.12's arm64 vmemmap_free() frees a memmap
+ * page that two device ranges share, and the second removal then faults
+ * on it. B's memmap must fill whole pages of its own.
+ */
+#define DM_B_SIZE	max_t(unsigned long, SZ_2M,				\
+			      roundup_pow_of_two(PAGE_SIZE / sizeof(struct page)) \
+			      << PAGE_SHIFT)
 
 /* Does the leaf that maps @below also map @above? */
 static int dm_spans(unsigned long below, unsigned long above)
@@ -106,12 +116,12 @@ static int dm_run(void *v)
 		r->skip = "the kernel has no memremap_pages() (no ZONE_DEVICE)";
 		return 0;
 	}
-	if (!IS_ALIGNED(start | size, SZ_2M) || size < DM_REACH ||
-	    !IS_ALIGNED(start + size, DM_REACH)) {
+	if (!IS_ALIGNED(start | size, DM_B_SIZE) || size < DM_REACH ||
+	    size <= DM_B_SIZE || !IS_ALIGNED(start + size, DM_REACH)) {
 		r->ret = -EINVAL;
 		scnprintf(r->first, sizeof(r->first),
-			  "range must be 2M subsections, at least %lu bytes, ending %lu-aligned",
-			  DM_REACH, DM_REACH);
+			  "range must be %lu-aligned, over %lu bytes, ending %lu-aligned",
+			  DM_B_SIZE, max(DM_REACH, DM_B_SIZE), DM_REACH);
 		return 0;
 	}
 	a = (unsigned long)__va(start);
@@ -127,7 +137,7 @@ static int dm_run(void *v)
 	}
 	r->kind_a = lm_lookup(b - PAGE_SIZE, &r->val_a);
 	r->kind_b = lm_lookup(b, &val);
-	r->pass_ret = lm_sym.collapse ? lm_sym.collapse() : -EOPNOTSUPP;
+	r->pass_ret = lm_collapse();
 	r->kind_a_passed = lm_lookup(b - PAGE_SIZE, &val);
 	r->spans = dm_spans(b - PAGE_SIZE, b);
 	dm_unmap(pb);

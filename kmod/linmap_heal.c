@@ -49,7 +49,7 @@ static u64 heal_pass(int *ret, u64 *fold_ns)
 {
 	u64 t0 = ktime_get_ns();
 
-	*ret = lm_sym.collapse();
+	*ret = lm_collapse();
 	t0 = ktime_get_ns() - t0;
 	if (fold_ns && lm_sym.collapse_last_ns)
 		*fold_ns = READ_ONCE(*lm_sym.collapse_last_ns);
@@ -129,7 +129,7 @@ static int heal_check(void *v)
 
 static int heal_available(void)
 {
-	return lm_sym.collapse ? 0 : -EOPNOTSUPP;
+	return lm_has_collapse() ? 0 : -EOPNOTSUPP;
 }
 
 static struct lm_cmd heal_cmd = {

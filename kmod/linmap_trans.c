@@ -191,11 +191,11 @@ static int tc_run(void *v)
 		r->skip = "no trans_pgd_create_copy() (kexec, hibernation) or set_memory_valid()";
 		return 0;
 	}
-	if (r->which == TC_FOLD && (!lm_sym.collapse || !lm_sym.trans_delay_ms)) {
+	if (r->which == TC_FOLD && (!lm_has_collapse() || !lm_sym.trans_delay_ms)) {
 		r->skip = "the kernel has no collapse or no test-only trans_pgd delay";
 		return 0;
 	}
-	if (r->which == TC_FOLD && lm_sym.collapse() == -EOPNOTSUPP) {
+	if (r->which == TC_FOLD && lm_collapse() == -EOPNOTSUPP) {
 		r->skip = "collapse is off in this kernel";
 		return 0;
 	}
@@ -242,7 +242,7 @@ static int tc_run(void *v)
 		for (ms = 0; ms < 10 * TC_DELAY_MS &&
 		     atomic_read(lm_sym.trans_waits) == waits; ms += 20)
 			msleep(20);
-		r->pass_ret = lm_sym.collapse();
+		r->pass_ret = lm_collapse();
 		r->kind_copying = lm_lookup(addr, &val);
 	}
 	wait_for_completion(&c->done);
@@ -265,7 +265,7 @@ static int tc_run(void *v)
 		return 0;
 	}
 	if (r->which == TC_FOLD)
-		r->pass_after_ret = lm_sym.collapse();
+		r->pass_after_ret = lm_collapse();
 	r->kind_after = lm_lookup(addr, &val);
 out_copy:
 	tc_free(c);
