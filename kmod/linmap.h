@@ -70,6 +70,9 @@ struct lm_syms {
 	int (*split_kernel_leaf_mapping)(unsigned long start,
 					 unsigned long end, gfp_t gfp,
 					 unsigned long caller);
+	/* A collapse pass, and whether collapse is on (static in mmu.c). */
+	unsigned long (*collapse_pass)(bool all, unsigned long caller);
+	bool *collapse_active;
 	/* How long the last pass took to fold, without freeing tables. */
 	u64 *collapse_last_ns;
 	/* The copy of kexec and hibernation, and its test-only delay. */
@@ -185,7 +188,7 @@ void lm_page_state(unsigned long addr, bool *valid, bool *writable);
 
 /* ---- collapse ----------------------------------------------------------- */
 
-/* A full collapse pass (debugfs linear_map/collapse); -EOPNOTSUPP if none. */
+/* A full collapse pass now; -EOPNOTSUPP without collapse or with it off. */
 int lm_collapse(void);
 /* Does the kernel have collapse (on or off)? */
 bool lm_has_collapse(void);

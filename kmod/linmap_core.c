@@ -12,7 +12,6 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/fs.h>
 #include <linux/kfence.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
@@ -77,6 +76,8 @@ static const struct {
 	LM_SYM(pgt_counting, "linmap_pgt_counting", false),
 	LM_SYM(split_kernel_leaf_mapping, "split_kernel_leaf_mapping", false),
 	LM_SYM(linear_map_bytes, "linear_map_bytes", false),
+	LM_SYM(collapse_pass, "collapse_pass", false),
+	LM_SYM(collapse_active, "collapse_active", false),
 	LM_SYM(collapse_last_ns, "collapse_last_pass_ns", false),
 	LM_SYM(trans_pgd_create_copy, "trans_pgd_create_copy", false),
 	LM_SYM(trans_delay_ms, "linmap_trans_delay_ms", false),
@@ -498,34 +499,25 @@ void lm_page_state(unsigned long addr, bool *valid, bool *writable)
 /* Write a byte back over itself; false if the write faulted. */
 /* ---- collapse ----------------------------------------------------------- */
 
-#define LM_COLLAPSE_FILE	"/sys/kernel/debug/linear_map/collapse"
-
 /*
- * A full collapse pass, made the way a user makes one: a write to the
- * kernel's debugfs file (linear_map_collapse() is static). -EOPNOTSUPP
- * where the kernel has no collapse or it is off.
+ * A full collapse pass, as a write to debugfs linear_map/collapse makes
+ * one (the module cannot write that file from inside a write to its own
+ * debugfs files: both take the same superblock's write protection). The
+ * kernel's entry points are static: collapse_pass() and collapse_active
+ * are found through kallsyms. -EOPNOTSUPP where the kernel has no
+ * collapse or it is off.
  */
 int lm_collapse(void)
 {
-	struct file *f = filp_open(LM_COLLAPSE_FILE, O_WRONLY, 0);
-	loff_t pos = 0;
-	ssize_t n;
-
-	if (IS_ERR(f))
+	if (!lm_has_collapse() || !READ_ONCE(*lm_sym.collapse_active))
 		return -EOPNOTSUPP;
-	n = kernel_write(f, "1", 1, &pos);
-	filp_close(f, NULL);
-	return n < 0 ? n : 0;
+	lm_sym.collapse_pass(true, _RET_IP_);
+	return 0;
 }
 
 bool lm_has_collapse(void)
 {
-	struct file *f = filp_open(LM_COLLAPSE_FILE, O_RDONLY, 0);
-
-	if (IS_ERR(f))
-		return false;
-	filp_close(f, NULL);
-	return true;
+	return lm_sym.collapse_pass && lm_sym.collapse_active;
 }
 
 /* ---- memory ------------------------------------------------------------- */

@@ -85,7 +85,10 @@ for p in "${patches[@]}" "${bpatches[@]}"; do
 	# the series adds lies under arch/arm64/ and Documentation/arch/arm64/,
 	# which ARM64 PORT already covers.
 	# A finding is a FAIL line, not the end of the run (set -e).
-	out=$(cd "$src" && ./scripts/checkpatch.pl --strict --quiet \
+	# Debian's python3 for checkpatch's SPDX helper: it has the
+	# python3-ply and python3-git that 'make deps' installs, whatever
+	# python3 comes first in PATH.
+	out=$(cd "$src" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --quiet \
 		--ignore UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES "$p" 2>&1) || true
 	if [ -z "$out" ]; then
 		ok "checkpatch --strict: $name"
