@@ -190,8 +190,9 @@ void lm_page_state(unsigned long addr, bool *valid, bool *writable);
 
 /* A full collapse pass now; -EOPNOTSUPP without collapse or with it off. */
 int lm_collapse(void);
-/* Does the kernel have collapse (on or off)? */
+/* Does the kernel have collapse (on or off)? Is it on? */
 bool lm_has_collapse(void);
+bool lm_collapse_on(void);
 
 /* ---- memory ------------------------------------------------------------- */
 

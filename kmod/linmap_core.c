@@ -494,9 +494,6 @@ void lm_page_state(unsigned long addr, bool *valid, bool *writable)
 	*writable = *valid && !(val & PTE_RDONLY);
 }
 
-/* ---- probes ------------------------------------------------------------- */
-
-/* Write a byte back over itself; false if the write faulted. */
 /* ---- collapse ----------------------------------------------------------- */
 
 /*
@@ -509,7 +506,7 @@ void lm_page_state(unsigned long addr, bool *valid, bool *writable)
  */
 int lm_collapse(void)
 {
-	if (!lm_has_collapse() || !READ_ONCE(*lm_sym.collapse_active))
+	if (!lm_collapse_on())
 		return -EOPNOTSUPP;
 	lm_sym.collapse_pass(true, _RET_IP_);
 	return 0;
@@ -518,6 +515,11 @@ int lm_collapse(void)
 bool lm_has_collapse(void)
 {
 	return lm_sym.collapse_pass && lm_sym.collapse_active;
+}
+
+bool lm_collapse_on(void)
+{
+	return lm_has_collapse() && READ_ONCE(*lm_sym.collapse_active);
 }
 
 /* ---- memory ------------------------------------------------------------- */
@@ -558,6 +560,9 @@ struct page *lm_alloc_block(unsigned int order, int *kind, const char **why)
 	return page;
 }
 
+/* ---- probes ------------------------------------------------------------- */
+
+/* Write a byte back over itself; false if the write faulted. */
 bool lm_probe_write(void *addr)
 {
 	u8 v;

@@ -116,14 +116,6 @@ static int dm_run(void *v)
 		r->skip = "the kernel has no memremap_pages() (no ZONE_DEVICE)";
 		return 0;
 	}
-	if (!IS_ALIGNED(start | size, DM_B_SIZE) || size < DM_REACH ||
-	    size <= DM_B_SIZE || !IS_ALIGNED(start + size, DM_REACH)) {
-		r->ret = -EINVAL;
-		scnprintf(r->first, sizeof(r->first),
-			  "range must be %lu-aligned, over %lu bytes, ending %lu-aligned",
-			  DM_B_SIZE, max(DM_REACH, DM_B_SIZE), DM_REACH);
-		return 0;
-	}
 	a = (unsigned long)__va(start);
 	b = (unsigned long)__va(b_start);
 	r->kind_ram = lm_lookup(a - PAGE_SIZE, &r->val_ram);
@@ -161,11 +153,16 @@ static unsigned int dm_params(void *v, struct lm_param *p)
 	return 1;
 }
 
+/* A range A and B fit in: B-aligned, with room for A, ending where folds do. */
 static int dm_check(void *v)
 {
 	struct dm_result *r = v;
+	phys_addr_t start = r->range[0], size = r->range[1];
 
-	return r->range[1] ? 0 : -EINVAL;
+	if (!IS_ALIGNED(start | size, DM_B_SIZE) || size < DM_REACH ||
+	    size <= DM_B_SIZE || !IS_ALIGNED(start + size, DM_REACH))
+		return -EINVAL;
+	return 0;
 }
 
 static void dm_show(struct seq_file *m, void *v)

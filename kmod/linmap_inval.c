@@ -44,7 +44,6 @@ static int inval_run(void *v)
 		r->skip = "the kernel has no set_memory_valid() or kernel_page_present()";
 		return 0;
 	}
-	/* Earlier splits leave some free blocks page-mapped: try a few. */
 	page = lm_alloc_block(order, &r->kind_before, &r->skip);
 	if (!page)
 		return 0;

@@ -182,7 +182,7 @@ static int tc_run(void *v)
 	struct tc_copy *c;
 	struct page *page;
 	u64 val;
-	int waits;
+	int waits = 0;
 
 	r->kind_before = -1;
 	r->kind_copying = -1;
@@ -191,11 +191,12 @@ static int tc_run(void *v)
 		r->skip = "no trans_pgd_create_copy() (kexec, hibernation) or set_memory_valid()";
 		return 0;
 	}
-	if (r->which == TC_FOLD && (!lm_has_collapse() || !lm_sym.trans_delay_ms)) {
+	if (r->which == TC_FOLD && (!lm_has_collapse() || !lm_sym.trans_delay_ms ||
+				    !lm_sym.trans_waits)) {
 		r->skip = "the kernel has no collapse or no test-only trans_pgd delay";
 		return 0;
 	}
-	if (r->which == TC_FOLD && lm_collapse() == -EOPNOTSUPP) {
+	if (r->which == TC_FOLD && !lm_collapse_on()) {
 		r->skip = "collapse is off in this kernel";
 		return 0;
 	}
@@ -230,7 +231,8 @@ static int tc_run(void *v)
 			goto out_copy;
 		WRITE_ONCE(*lm_sym.trans_delay_ms, TC_DELAY_MS);
 	}
-	waits = lm_sym.trans_waits ? atomic_read(lm_sym.trans_waits) : 0;
+	if (r->which == TC_FOLD)
+		waits = atomic_read(lm_sym.trans_waits);
 	t = kthread_run(tc_copy_fn, c, "linmap_trans");
 	if (IS_ERR(t)) {
 		r->ret = PTR_ERR(t);

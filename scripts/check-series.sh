@@ -241,11 +241,6 @@ rm -rf "$W/b4"
 if [ ${#bpatches[@]} -gt 0 ]; then
 	git -C "$src" am --abort >/dev/null 2>&1 || true
 	git -C "$src" checkout -q --detach "$base"
-	if git -C "$src" "${GIT_ID[@]}" am -q "${bpatches[@]}" >/dev/null 2>&1; then
-		ok "applies to the base: ${#bpatches[@]} patch(es) of base-testing/"
-	else
-		bad "applies to the base: base-testing/"
-		git -C "$src" am --abort >/dev/null 2>&1 || true
-	fi
+	applies_alone "base-testing/ applies to the base alone" "${bpatches[@]}"
 fi
 tally

@@ -464,7 +464,7 @@ done
 # that need the healing series skip there and say so. Its results are
 # prefixed "core: ", its logs in out/check/core/.
 core_tree() {
-	local line
+	local line tallied=
 	[ "$TREE" = series ] && [ -n "$(patches_in "$PATCHDIR"/heal/*.patch)" ] || return 0
 	msg "the core series alone"
 	while IFS= read -r line; do
@@ -472,11 +472,14 @@ core_tree() {
 		PASS:*) pass=$((pass + 1)) ;;
 		FAIL:*) failed=$((failed + 1)) ;;
 		SKIP:*) skipped=$((skipped + 1)) ;;
-		[0-9]*" passed, "*" failed, "*) continue ;;
+		[0-9]*" passed, "*" failed, "*) tallied=1; continue ;;
 		esac
 		printf '%s\n' "$line"
 	done < <(SERIES=core CHECK_PART=trees CHECK_DIR="$CHECK/core" RESULT_PREFIX="core: " \
 		CHECK_PAGE_SIZES="${CHECK_CORE_PAGE_SIZES:-4K}" "$TOP/scripts/check.sh" 2>&1)
+	# A run that died (an error before its tally) must not pass unseen.
+	[ -n "$tallied" ] || bad "core: the core tree's run ended without its tally" \
+		"see the lines above and $CHECK/core"
 }
 core_tree
 

@@ -68,8 +68,8 @@ def guests(job, tree, geos, env=os.environ):
     for g in geos:
         for m in modes:
             # "*" is the series or the base tree; the core tree is named.
-            if m["job"] != job or m["tree"] != tree and (
-                    m["tree"] != "*" or tree == "core"):
+            wanted = m["tree"] == tree or (m["tree"] == "*" and tree != "core")
+            if m["job"] != job or not wanted:
                 continue
             if not matches(m["geometries"], g) or (only and m["name"] not in only):
                 continue

@@ -332,6 +332,26 @@ static void lm_str(struct __test_metadata *_metadata, struct lm_out *o,
 	snprintf(buf, size, "%.*s", (int)len, v);
 }
 
+/*
+ * Write @cmd to the module's @file and read its result. NULL, with the
+ * module's reason in @skip, where the module could not run it; otherwise
+ * the write must have succeeded.
+ */
+static struct lm_out *lm_run(struct __test_metadata *_metadata,
+			     struct lm_ctx *lm, const char *file,
+			     const char *cmd, char *skip, size_t size)
+{
+	int ret = lm_write(file, cmd);
+	struct lm_out *o = lm_get(_metadata, lm, file);
+
+	if (lm_kv(o->text, "skip")) {
+		lm_str(_metadata, o, "skip", skip, size);
+		return NULL;
+	}
+	EXPECT_EQ(0, ret);
+	return o;
+}
+
 /* Ranges are "0xSTART-0xEND" (END exclusive), or "none" where allowed. */
 static void lm_range(struct __test_metadata *_metadata, struct lm_out *o,
 		     const char *key, struct lm_range *r, bool may_be_none)
@@ -1663,16 +1683,11 @@ TEST_F(linmap, invalid_block)
 	};
 	char skip[160];
 	struct lm_out *o;
-	int ret;
 
-	ret = lm_write("invalid_block", "run");
-	o = lm_get(_metadata, &self->lm, "invalid_block");
-	/* The module says why it could not run. */
-	if (lm_kv(o->text, "skip")) {
-		lm_str(_metadata, o, "skip", skip, sizeof(skip));
+	o = lm_run(_metadata, &self->lm, "invalid_block", "run", skip,
+		   sizeof(skip));
+	if (!o)
 		SKIP(return, "%s", skip);
-	}
-	EXPECT_EQ(0, ret);
 	lm_expect_zero(_metadata, o, "", zero, ARRAY_SIZE(zero));
 	EXPECT_EQ(1, lm_num(_metadata, o, "present_before"));
 	EXPECT_EQ(0, lm_num(_metadata, o, "present_invalid"))
@@ -1709,16 +1724,11 @@ static struct lm_out *lm_trans_copy(struct __test_metadata *_metadata,
 	static const char * const zero[] = { "ret", "mismatches" };
 	struct lm_out *o;
 	char cmd[32];
-	int ret;
 
 	snprintf(cmd, sizeof(cmd), "case=%s", which);
-	ret = lm_write("trans_copy", cmd);
-	o = lm_get(_metadata, lm, "trans_copy");
-	if (lm_kv(o->text, "skip")) {
-		lm_str(_metadata, o, "skip", skip, size);
+	o = lm_run(_metadata, lm, "trans_copy", cmd, skip, size);
+	if (!o)
 		return NULL;
-	}
-	EXPECT_EQ(0, ret);
 	lm_expect_zero(_metadata, o, "", zero, ARRAY_SIZE(zero));
 	/* The copy covers the block's PMD range, page by page. */
 	EXPECT_EQ(lm->st.page_size / 8, lm_num(_metadata, o, "pages"));
@@ -1769,9 +1779,10 @@ TEST_F(linmap, trans_copy_during_fold)
 }
 
 /*
- * Device memory mapped as two ranges side by side (A, then 2M of B at the
- * end), a full collapse pass, and B unmapped alone: no leaf may have
- * covered both, and A must still be mapped and readable.
+ * Device memory mapped as two ranges side by side (A, then B at the end:
+ * 2M, or 4M and 64M with 16K and 64K pages), a full collapse pass, and B
+ * unmapped alone: no leaf may have covered both, and A must still be
+ * mapped and readable.
  */
 TEST_F(linmap, devmem_side_by_side)
 {
@@ -1783,18 +1794,13 @@ TEST_F(linmap, devmem_side_by_side)
 	char skip[160], ram[16], a[16], b[16], passed[16];
 	struct lm_out *o;
 	char cmd[96];
-	int ret;
 
 	if (!lm_env_range("LINMAP_DEVMEM", &start, &size))
 		SKIP(return, "set LINMAP_DEVMEM=START,SIZE to RAM left out by mem=");
 	snprintf(cmd, sizeof(cmd), "range=%#llx,%#llx", start, size);
-	ret = lm_write("devmem", cmd);
-	o = lm_get(_metadata, &self->lm, "devmem");
-	if (lm_kv(o->text, "skip")) {
-		lm_str(_metadata, o, "skip", skip, sizeof(skip));
+	o = lm_run(_metadata, &self->lm, "devmem", cmd, skip, sizeof(skip));
+	if (!o)
 		SKIP(return, "%s", skip);
-	}
-	EXPECT_EQ(0, ret);
 	lm_expect_zero(_metadata, o, "", zero, ARRAY_SIZE(zero));
 	EXPECT_EQ(1, lm_num(_metadata, o, "a_readable"))
 		TH_LOG("device range A is gone after B alone was removed");
@@ -1807,7 +1813,6 @@ TEST_F(linmap, devmem_side_by_side)
 	       passed, ram, lm_num(_metadata, o, "val_ram"),
 	       lm_num(_metadata, o, "val_a"));
 }
-
 
 /*
  * Hot-add LINMAP_HOTPLUG: its linear map must follow the boot policy
