@@ -40,8 +40,9 @@ struct lm_pgt_count {
 
 /*
  * Layout of the test-only linmap_inject hook (patches/testing/0002), when
- * the kernel has it: fail the nth linear-map table allocation of one task
- * and record the pages handed out, each pinned.
+ * the kernel has it: fail the nth linear-map table allocation of one task,
+ * or every one from the nth, count those that could not sleep, and record
+ * the pages handed out, each pinned.
  */
 #define LM_INJECT_MAX_PAGES	1024
 
@@ -50,6 +51,8 @@ struct lm_inject_hook {
 	int nth;
 	int seen;
 	int nr_pages;
+	int atomic;
+	bool from_nth;
 	phys_addr_t pages[LM_INJECT_MAX_PAGES];
 };
 
@@ -88,6 +91,7 @@ struct lm_syms {
 				     unsigned long nr_pages, void *arg,
 				     int (*func)(unsigned long, unsigned long,
 						 void *));
+	struct vm_struct *(*find_vm_area)(const void *addr);
 	struct mm_struct *init_mm;
 	bool *rodata_full;
 	bool *rodata_enabled;

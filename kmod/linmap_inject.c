@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * linmap_test "inject": fail each page-table allocation of a split, of a
- * permission change and of a memory hot-add in turn, through the test-only
- * linmap_inject hook (patches/testing/0002), and check that the mapping
- * survives, the call reports the failure and nothing leaks. Kernels
- * without the hook refuse the command with -EOPNOTSUPP.
+ * permission change and of a memory hot-add in turn, and every one of a
+ * vfree() that resets permissions, through the test-only linmap_inject
+ * hook (patches/testing/0002), and check that the mapping survives, the
+ * call reports the failure and nothing leaks. Every case runs where it may
+ * sleep, so no allocation may be atomic. Kernels without the hook refuse
+ * the command with -EOPNOTSUPP.
  *
  *   echo "run [case=N] [hotplug=START,SIZE]" > inject; cat inject
  *
@@ -28,6 +30,7 @@ struct inject_case {
 	int allocations;		/* needed by the operation */
 	int tries, failed, ok;		/* calls made, made to fail, passed */
 	int wrong_ret, lost, leaked, audit;
+	int atomic;			/* allocations that could not sleep */
 	char first[160];
 };
 
@@ -53,14 +56,21 @@ static __printf(2, 3) void inj_bad(struct inject_case *c, const char *fmt,
 	pr_err("inject %s: %s\n", c->name, c->first);
 }
 
-static void inj_arm(int nth)
+static void __inj_arm(int nth, bool from_nth)
 {
 	struct lm_inject_hook *li = lm_sym.inject;
 
 	li->nth = nth;
+	li->from_nth = from_nth;
 	li->seen = 0;
+	li->atomic = 0;
 	li->nr_pages = 0;
 	WRITE_ONCE(li->task, current);
+}
+
+static void inj_arm(int nth)
+{
+	__inj_arm(nth, false);
 }
 
 static void inj_disarm(void)
@@ -80,6 +90,14 @@ static void inj_check(struct inject_case *c, int nth)
 	struct lm_audit *a = kzalloc(sizeof(*a), GFP_KERNEL);
 	bool audited = a && !lm_audit_run(a);
 	int i;
+
+	/* Without CONFIG_PREEMPT_COUNT the kernel cannot tell; see inject_show(). */
+	if (IS_ENABLED(CONFIG_PREEMPT_COUNT) && li->atomic) {
+		c->atomic += li->atomic;
+		inj_bad(c, "N=%d: %d allocations could not sleep, in a context that may",
+			nth, li->atomic);
+	}
+	li->atomic = 0;
 
 	if (!audited) {
 		c->audit++;
@@ -368,6 +386,102 @@ static void inj_case_vmalloc(struct inject_case *c)
 	vfree(vm);
 }
 
+/*
+ * vfree() of a VM_FLUSH_RESET_PERMS area whose pages fill a PMD block and
+ * whose aliases set_memory_ro() made read-only, with every page-table
+ * allocation failing from the first: vm_reset_perms() gives the aliases
+ * back their default with set_direct_map_*_noflush(), whose failure
+ * nobody sees, so none may need an allocation. Each page must leave with
+ * a valid, writable alias. The pages are held past vfree() to be looked at.
+ */
+static void inj_case_reset_perms(struct inject_case *c)
+{
+	unsigned int order = PMD_SHIFT - PAGE_SHIFT, n = 1U << order, i;
+	struct page *blk, **pages;
+	struct vm_struct *area;
+	const char *why;
+	bool valid, writable;
+	int kind, ro = 0;
+	u64 val;
+	void *vm;
+
+	if (!*lm_sym.rodata_full) {
+		c->skip = "linear aliases only change with rodata=full";
+		return;
+	}
+	blk = lm_alloc_block(order, &kind, &why);
+	if (!blk) {
+		c->skip = why;
+		return;
+	}
+	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL);
+	if (!pages) {
+		__free_pages(blk, order);
+		c->skip = "no memory for the page array";
+		return;
+	}
+	split_page(blk, order);
+	for (i = 0; i < n; i++)
+		pages[i] = blk + i;
+	/* vfree() puts the pages and frees the array. */
+	vm = vmap(pages, n, VM_MAP | VM_MAP_PUT_PAGES, PAGE_KERNEL);
+	if (!vm) {
+		for (i = 0; i < n; i++)
+			__free_page(blk + i);
+		kvfree(pages);
+		c->skip = "vmap failed";
+		return;
+	}
+	/*
+	 * As execmem's areas are: set_memory_*() take VM_ALLOC areas only,
+	 * and vmap() refuses VM_FLUSH_RESET_PERMS.
+	 */
+	area = lm_sym.find_vm_area(vm);
+	area->flags |= VM_ALLOC | VM_FLUSH_RESET_PERMS;
+	for (i = 0; i < n; i++)
+		get_page(blk + i);
+
+	if (lm_sym.set_memory_ro((unsigned long)vm, n)) {
+		c->skip = "set_memory_ro failed";
+		lm_sym.set_memory_rw((unsigned long)vm, n);
+		vfree(vm);
+		goto out;
+	}
+	/* A pass now may fold the read-only aliases back into a block. */
+	lm_collapse();
+	kind = lm_lookup((unsigned long)page_address(blk), &val);
+	c->leaf = kind < 0 ? "none" : lm_kind_name[kind];
+
+	__inj_arm(1, true);
+	vfree(vm);
+	inj_disarm();
+	c->tries = 1;
+	c->allocations = lm_sym.inject->seen;
+	c->failed = c->allocations;
+	for (i = 0; i < n; i++) {
+		lm_page_state((unsigned long)page_address(blk + i), &valid,
+			      &writable);
+		if (valid && writable)
+			continue;
+		ro++;
+		/* Mend it, or the next owner of the page would oops. */
+		lm_sym.set_direct_map_default_noflush(blk + i);
+	}
+	flush_tlb_kernel_range((unsigned long)page_address(blk),
+			       (unsigned long)page_address(blk) + n * PAGE_SIZE);
+	if (ro) {
+		c->lost = ro;
+		inj_bad(c, "%d of %u pages freed with a read-only or invalid alias (leaf %s)",
+			ro, n, c->leaf);
+	} else {
+		c->ok = 1;
+	}
+	inj_check(c, 1);
+out:
+	for (i = 0; i < n; i++)
+		put_page(blk + i);
+}
+
 /* After a hot-add that failed or was undone: nothing left behind. */
 static void inj_hot_gone(struct inject_case *c, int nth, u64 tables,
 			 struct lm_counts *cnt, unsigned long *hp)
@@ -488,6 +602,9 @@ static int inject_run(void *v)
 		case LM_INJ_HOT_ADD:
 			inj_case_hotplug(c, r->hp);
 			break;
+		case LM_INJ_RESET_PERMS:
+			inj_case_reset_perms(c);
+			break;
 		}
 	}
 	return 0;
@@ -499,6 +616,8 @@ static void inject_show(struct seq_file *m, void *v)
 	int i;
 
 	seq_printf(m, "cases=%d\n", LM_INJ_NR_CASES);
+	/* Only with CONFIG_PREEMPT_COUNT does the kernel know it may sleep. */
+	seq_printf(m, "gfp_context=%d\n", IS_ENABLED(CONFIG_PREEMPT_COUNT));
 	for (i = 0; i < LM_INJ_NR_CASES; i++) {
 		struct inject_case *c = &r->c[i];
 
@@ -512,6 +631,7 @@ static void inject_show(struct seq_file *m, void *v)
 			   c->wrong_ret, c->name, c->lost);
 		seq_printf(m, "%s.leaked=%d\n%s.audit=%d\n", c->name,
 			   c->leaked, c->name, c->audit);
+		seq_printf(m, "%s.atomic=%d\n", c->name, c->atomic);
 		if (c->first[0])
 			seq_printf(m, "%s.first=%s\n", c->name, c->first);
 	}

@@ -52,11 +52,13 @@ enum lm_inject_case {
 	LM_INJ_DIRECT_MAP_PAGE,
 	LM_INJ_VMALLOC_RO,
 	LM_INJ_HOT_ADD,
+	LM_INJ_RESET_PERMS,
 	LM_INJ_NR_CASES,
 };
 
 #define LM_INJ_CASE_NAMES	\
-	{ "split_block", "direct_map_page", "vmalloc_ro", "hot_add" }
+	{ "split_block", "direct_map_page", "vmalloc_ro", "hot_add",	\
+	  "reset_perms" }
 
 /*
  * LM_IOC_LEAF on the "leaf" file: the leaf entry that maps @addr, a

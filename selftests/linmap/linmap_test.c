@@ -2020,6 +2020,14 @@ FIXTURE_VARIANT_ADD(linmap_inject, hot_add) {
 	.name = "hot_add",
 };
 
+/*
+ * vfree() of a VM_FLUSH_RESET_PERMS area with read-only aliases in a
+ * block, every allocation failing: no page may leave read-only.
+ */
+FIXTURE_VARIANT_ADD(linmap_inject, reset_perms) {
+	.name = "reset_perms",
+};
+
 LM_FIXTURE(linmap_inject);
 
 /* Allocations a single-page split needs around a leaf of this kind. */
@@ -2035,7 +2043,7 @@ static unsigned long long lm_split_allocs(const char *leaf)
 TEST_F_TIMEOUT(linmap_inject, inject_alloc_failures, 1800)
 {
 	static const char * const zero[] = {
-		"wrong_ret", "lost", "leaked", "audit",
+		"wrong_ret", "lost", "leaked", "audit", "atomic",
 	};
 	static const char * const cases[] = LM_INJ_CASE_NAMES;
 	unsigned long long start, size, allocs, failed, tries;
@@ -2063,6 +2071,9 @@ TEST_F_TIMEOUT(linmap_inject, inject_alloc_failures, 1800)
 	if (*skip)
 		SKIP(return, "%s", skip);
 
+	/* Every case may sleep: no allocation of its may be atomic. */
+	if (!lm_num(_metadata, o, "gfp_context"))
+		TH_LOG("no CONFIG_PREEMPT_COUNT: the kernel cannot tell it may sleep, atomic not checked");
 	snprintf(key, sizeof(key), "%s.", name);
 	lm_expect_zero(_metadata, o, key, zero, ARRAY_SIZE(zero));
 	EXPECT_EQ(1, lm_num(_metadata, o, "%s.ok", name))
