@@ -16,6 +16,8 @@
 
 struct trans_pgd_info;
 struct dev_pagemap;
+struct kimage;
+struct pt_regs;
 
 extern const char *const lm_kind_name[LM_NR_KINDS];
 extern const unsigned long lm_kind_size[LM_NR_KINDS];
@@ -83,7 +85,11 @@ struct lm_syms {
 				     pgd_t **dst_pgdp, unsigned long start,
 				     unsigned long end);
 	unsigned int *trans_delay_ms;
+	unsigned long *trans_delay_addr;
 	atomic_t *trans_waits;
+	/* kexec_file_load(2), and the image it loaded. */
+	long (*sys_kexec_file_load)(const struct pt_regs *regs);
+	struct kimage **kexec_image;
 	/* Device memory (ZONE_DEVICE). */
 	void *(*memremap_pages)(struct dev_pagemap *pgmap, int nid);
 	void (*memunmap_pages)(struct dev_pagemap *pgmap);

@@ -13,6 +13,10 @@
  *                 sleeps after allocating the block's PTE table (test-only
  *                 linmap_trans_delay_ms): the pass must keep off the
  *                 block until the copy is done, then fold it
+ *   case=kexec fd=N  the same window, in the copy kexec_file_load(2)
+ *                 makes of the whole linear map: the writer's file N (an
+ *                 arm64 Image) is loaded, the copy in the loaded image
+ *                 checked over the block, and the image unloaded
  *
  *   echo "case=fold" > trans_copy; cat trans_copy
  */
@@ -20,6 +24,7 @@
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/gfp.h>
+#include <linux/kexec.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -27,9 +32,9 @@
 
 #include "linmap.h"
 
-enum { TC_PLAIN, TC_INVALID, TC_FOLD, TC_NR_CASES };
+enum { TC_PLAIN, TC_INVALID, TC_FOLD, TC_KEXEC, TC_NR_CASES };
 static const char *const tc_case_name[TC_NR_CASES] = {
-	"plain", "invalid", "fold",
+	"plain", "invalid", "fold", "kexec",
 };
 
 /* The copy's table pages; more than a PMD range ever needs. */
@@ -39,6 +44,7 @@ static const char *const tc_case_name[TC_NR_CASES] = {
 
 struct tc_result {
 	unsigned long which;		/* case=, an index of tc_case_name */
+	int fd;				/* fd=, for case=kexec */
 	const char *skip;
 	int ret;
 	int kind_before, kind_copying, kind_after;
@@ -158,6 +164,85 @@ static void tc_check(struct tc_copy *c, struct tc_result *r)
 	}
 }
 
+/* Wait until the copy sleeps inside the block, then make a full pass. */
+struct tc_pass {
+	struct tc_result *r;
+	unsigned long addr;
+	int waits;
+	struct completion done;
+};
+
+static void tc_pass_when_copying(struct tc_result *r, unsigned long addr,
+				 int waits)
+{
+	unsigned int ms;
+	u64 val;
+
+	for (ms = 0; ms < 10 * TC_DELAY_MS &&
+	     atomic_read(lm_sym.trans_waits) == waits; ms += 20)
+		msleep(20);
+	r->pass_ret = lm_collapse();
+	r->kind_copying = lm_lookup(addr, &val);
+}
+
+static int tc_pass_fn(void *arg)
+{
+	struct tc_pass *p = arg;
+
+	tc_pass_when_copying(p->r, p->addr, p->waits);
+	complete(&p->done);
+	return 0;
+}
+
+/* kexec_file_load(2) as the writer of the command, who owns @fd. */
+static long tc_kexec_file_load(int fd, unsigned long flags)
+{
+	struct pt_regs regs = {};
+
+	regs.regs[0] = fd;
+	regs.regs[1] = -1;		/* no initrd */
+	regs.regs[4] = flags;		/* no command line: length 0 */
+	return lm_sym.sys_kexec_file_load(&regs);
+}
+
+/*
+ * Load the writer's Image with the delay aimed at the block, a full pass
+ * made while the copy of the linear map sleeps there, then check the
+ * copy the loaded image holds and unload it.
+ */
+static void tc_kexec(struct tc_result *r, struct tc_copy *c)
+{
+#ifdef CONFIG_KEXEC_FILE
+	struct tc_pass p = { .r = r, .addr = c->start };
+	struct task_struct *t;
+	struct kimage *image;
+
+	init_completion(&p.done);
+	p.waits = atomic_read(lm_sym.trans_waits);
+	t = kthread_run(tc_pass_fn, &p, "linmap_pass");
+	if (IS_ERR(t)) {
+		r->ret = PTR_ERR(t);
+		return;
+	}
+	r->ret = tc_kexec_file_load(r->fd, KEXEC_FILE_NO_INITRAMFS);
+	wait_for_completion(&p.done);
+	WRITE_ONCE(*lm_sym.trans_delay_ms, 0);
+	if (r->ret) {
+		scnprintf(r->first, sizeof(r->first),
+			  "kexec_file_load() returned %d", r->ret);
+		return;
+	}
+	if (atomic_read(lm_sym.trans_waits) == p.waits)
+		r->skip = "the image was loaded in place: kexec made no copy of the linear map";
+	image = READ_ONCE(*lm_sym.kexec_image);
+	if (!r->skip && image && image->arch.ttbr1) {
+		c->pgd = __va(image->arch.ttbr1);
+		tc_check(c, r);
+	}
+	tc_kexec_file_load(-1, KEXEC_FILE_UNLOAD);
+#endif
+}
+
 /* The block is in a PTE table and no change is pending: a pass folds it. */
 static int tc_make_foldable(struct tc_result *r, unsigned long addr)
 {
@@ -191,12 +276,19 @@ static int tc_run(void *v)
 		r->skip = "no trans_pgd_create_copy() (kexec, hibernation) or set_memory_valid()";
 		return 0;
 	}
-	if (r->which == TC_FOLD && (!lm_has_collapse() || !lm_sym.trans_delay_ms ||
+	if (r->which == TC_KEXEC && (!IS_ENABLED(CONFIG_KEXEC_FILE) ||
+				     !lm_sym.sys_kexec_file_load ||
+				     !lm_sym.kexec_image ||
+				     !lm_sym.trans_delay_addr)) {
+		r->skip = "the kernel has no kexec_file_load() or no test-only trans_pgd delay by address";
+		return 0;
+	}
+	if (r->which >= TC_FOLD && (!lm_has_collapse() || !lm_sym.trans_delay_ms ||
 				    !lm_sym.trans_waits)) {
 		r->skip = "the kernel has no collapse or no test-only trans_pgd delay";
 		return 0;
 	}
-	if (r->which == TC_FOLD && !lm_collapse_on()) {
+	if (r->which >= TC_FOLD && !lm_collapse_on()) {
 		r->skip = "collapse is off in this kernel";
 		return 0;
 	}
@@ -225,11 +317,18 @@ static int tc_run(void *v)
 			goto out_copy;
 		}
 	}
-	if (r->which == TC_FOLD) {
+	if (r->which >= TC_FOLD) {
 		r->ret = tc_make_foldable(r, addr);
 		if (r->ret)
 			goto out_copy;
 		WRITE_ONCE(*lm_sym.trans_delay_ms, TC_DELAY_MS);
+	}
+	if (r->which == TC_KEXEC) {
+		/* kexec copies the whole linear map: sleep at the block only. */
+		WRITE_ONCE(*lm_sym.trans_delay_addr, addr);
+		tc_kexec(r, c);
+		WRITE_ONCE(*lm_sym.trans_delay_addr, 0);
+		goto after;
 	}
 	if (r->which == TC_FOLD)
 		waits = atomic_read(lm_sym.trans_waits);
@@ -238,14 +337,7 @@ static int tc_run(void *v)
 		r->ret = PTR_ERR(t);
 		complete(&c->done);
 	} else if (r->which == TC_FOLD) {
-		unsigned int ms;
-
-		/* Wait for the copy to sleep inside the block, then pass. */
-		for (ms = 0; ms < 10 * TC_DELAY_MS &&
-		     atomic_read(lm_sym.trans_waits) == waits; ms += 20)
-			msleep(20);
-		r->pass_ret = lm_collapse();
-		r->kind_copying = lm_lookup(addr, &val);
+		tc_pass_when_copying(r, addr, waits);
 	}
 	wait_for_completion(&c->done);
 	if (lm_sym.trans_delay_ms)
@@ -266,7 +358,8 @@ static int tc_run(void *v)
 		kfree(c);
 		return 0;
 	}
-	if (r->which == TC_FOLD)
+after:
+	if (r->which >= TC_FOLD)
 		r->pass_after_ret = lm_collapse();
 	r->kind_after = lm_lookup(addr, &val);
 out_copy:
@@ -277,18 +370,26 @@ out_page:
 	return 0;
 }
 
+/* "case=NAME", and " fd=N" with case=kexec only. */
 static int tc_parse(char *buf, void *v)
 {
 	struct tc_result *r = v;
-	char *arg = strim(buf);
+	char *arg = strim(buf), *fd = strchr(arg, ' ');
 	unsigned int i;
 
+	if (fd) {
+		*fd++ = '\0';
+		fd = skip_spaces(fd);
+		if (strncmp(fd, "fd=", 3) || kstrtoint(fd + 3, 10, &r->fd) ||
+		    r->fd < 0)
+			return -EINVAL;
+	}
 	if (strncmp(arg, "case=", 5))
 		return -EINVAL;
 	for (i = 0; i < TC_NR_CASES; i++)
 		if (!strcmp(arg + 5, tc_case_name[i])) {
 			r->which = i;
-			return 0;
+			return (i == TC_KEXEC) == !!fd ? 0 : -EINVAL;
 		}
 	return -EINVAL;
 }
