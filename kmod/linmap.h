@@ -260,7 +260,7 @@ struct lm_cmd {
 	void *last;
 };
 
-#define LM_PARAMS_MAX	8
+#define LM_PARAMS_MAX	12
 
 struct lm_file {
 	const char *name;

@@ -67,10 +67,13 @@ static int aim_thread_fn(void *data)
 
 /*
  * An intact contiguous group of System RAM outside the kernel image alias
- * and the KFENCE pool: CONT_PMD if any is left, else CONT_PTE. Returns the
- * group's entry size, 0 if none.
+ * and the KFENCE pool: CONT_PMD if any is left (and not @pte_only), else
+ * CONT_PTE. A CONT_PTE group lies in one PTE table, where a small change
+ * takes pageattr's one-walk path. Returns the group's entry size, 0 if
+ * none.
  */
-static unsigned long aim_find(struct lm_audit *ram, unsigned long *group)
+static unsigned long aim_find(struct lm_audit *ram, unsigned long *group,
+			      bool pte_only)
 {
 	static const struct { int kind; unsigned long size, entry; } want[] = {
 		{ LM_CONT_PMD, CONT_PMD_SIZE, PMD_SIZE },
@@ -82,7 +85,7 @@ static unsigned long aim_find(struct lm_audit *ram, unsigned long *group)
 
 	lm_kimage_alias(&ki_start, &ki_end);
 	lm_kfence_pool(&kf_start, &kf_end);
-	for (i = 0; i < ARRAY_SIZE(want); i++) {
+	for (i = pte_only; i < ARRAY_SIZE(want); i++) {
 		for (r = 0; r < ram->nr_ram; r++) {
 			unsigned long va = ALIGN((unsigned long)__va(PFN_PHYS(ram->ram[r].start)),
 						 want[i].size);
@@ -134,9 +137,10 @@ void cpa_aim(struct cpa_result *r)
 	}
 	for (round = 0; round < r->p.aim; round++) {
 		memset(sh, 0, sizeof(*sh));
-		sh->entry = aim_find(ram, &sh->group);
+		sh->entry = aim_find(ram, &sh->group, r->p.aim_pte);
 		if (!sh->entry)
 			break;
+		r->s.aimed_pte += sh->entry == PAGE_SIZE;
 		sh->size = sh->entry == PMD_SIZE ? CONT_PMD_SIZE : CONT_PTE_SIZE;
 		cpu = cpumask_first(cpu_online_mask);
 		for (i = started = 0; i < nr && cpu < nr_cpu_ids; i++) {

@@ -4,10 +4,11 @@
  * read-only or writable in part or whole, and reads back as write probes
  * of each page and of its linear alias. Commands (one per write):
  *
- *   alloc N | alloc_block | free | ro [OFF CNT] | rw [OFF CNT]
+ *   alloc N | alloc_block | alloc_cont | free | ro [OFF CNT] | rw [OFF CNT]
  *
  * alloc_block picks a one-page area whose alias lies in a block or
- * contiguous range, for watching that leaf split.
+ * contiguous range, for watching that leaf split; alloc_cont one whose
+ * alias lies in a contiguous PTE range (-ENOENT if none is found).
  */
 
 #include <linux/mm.h>
@@ -73,7 +74,7 @@ static int area_show(struct seq_file *m, void *v)
  */
 #define LM_BLOCK_TRIES	512
 
-static int area_alloc_block(void)
+static int area_alloc_block(bool cont_only)
 {
 	void **rejects;
 	int i, n = 0, ret = -ENOENT;
@@ -93,7 +94,7 @@ static int area_alloc_block(void)
 			break;
 		}
 		kind = lm_lookup((unsigned long)lm_alias_of(p), &val);
-		if (kind >= 0 && kind < LM_CONT_PTE) {
+		if (kind >= 0 && kind < LM_CONT_PTE && !cont_only) {
 			if (area.addr)
 				rejects[n++] = area.addr;
 			area.addr = p;
@@ -103,6 +104,8 @@ static int area_alloc_block(void)
 			area.addr = p;
 		else
 			rejects[n++] = p;
+		if (cont_only && area.addr)
+			break;
 	}
 	while (n)
 		vfree(rejects[--n]);
@@ -128,7 +131,9 @@ static int area_cmd(char *buf)
 		return 0;
 	}
 	if (!strcmp(op, "alloc_block") && args == 1)
-		return area_alloc_block();
+		return area_alloc_block(false);
+	if (!strcmp(op, "alloc_cont") && args == 1)
+		return area_alloc_block(true);
 	if (!strcmp(op, "alloc") && args == 2) {
 		n = off;
 		if (!n || n > totalram_pages())

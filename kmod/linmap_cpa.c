@@ -3,7 +3,8 @@
  * linmap_test "cpa": random concurrent permission and validity changes on
  * every CPU, each thread checking its own pages against a shadow model by
  * page-table walk and by fault-safe probes, then the auditor over the
- * whole linear map. aim=N first runs N aimed rounds (linmap_aim.c).
+ * whole linear map. aim=N first runs N aimed rounds (linmap_aim.c), at
+ * contiguous PTE groups only with aim_pte=1.
  *
  *   echo "seed=N threads=N ops=N secs=N pages=N batch=N aim=N" > cpa
  */
@@ -445,6 +446,8 @@ static void cpa_show(struct seq_file *m, void *v)
 		   r->s.mismatches, r->s.call_errors, r->s.alloc_failures);
 	seq_printf(m, "aim=%lu\naimed_rounds=%llu\naimed_calls=%llu\naim_slowed=%llu\n",
 		   r->p.aim, r->s.aimed, r->s.aim_calls, r->s.aim_slowed);
+	seq_printf(m, "aim_pte=%lu\naimed_pte_rounds=%llu\n", r->p.aim_pte,
+		   r->s.aimed_pte);
 	seq_printf(m, "collapse_ms=%lu\ncollapse_passes=%llu\ncollapse_errors=%llu\n",
 		   r->p.collapse_ms, r->s.collapse_passes, r->s.collapse_errors);
 	seq_printf(m, "directmap_checks=%llu\ndirectmap_mismatches=%llu\n",
@@ -474,14 +477,16 @@ static unsigned int cpa_params(void *v, struct lm_param *prm)
 	struct cpa_params *p = &((struct cpa_result *)v)->p;
 	static const char *const names[] = {
 		"seed", "threads", "ops", "secs", "pages", "batch", "aim",
-		"collapse",
+		"collapse", "aim_pte",
 	};
 	unsigned long *vals[] = {
 		&p->seed, &p->threads, &p->ops, &p->secs, &p->pages, &p->batch,
-		&p->aim, &p->collapse_ms,
+		&p->aim, &p->collapse_ms, &p->aim_pte,
 	};
 	unsigned int i;
 
+	/* @prm holds LM_PARAMS_MAX: more would overrun the caller's stack. */
+	BUILD_BUG_ON(ARRAY_SIZE(names) > LM_PARAMS_MAX);
 	for (i = 0; i < ARRAY_SIZE(names); i++)
 		prm[i] = (struct lm_param){ names[i], LM_ULONG, vals[i] };
 	return i;
@@ -492,7 +497,8 @@ static int cpa_check(void *v)
 	struct cpa_params *p = &((struct cpa_result *)v)->p;
 
 	if (!p->threads || p->threads > LM_CPA_MAX_THREADS || !p->ops ||
-	    !p->secs || !p->pages || p->pages > INT_MAX || !p->batch)
+	    !p->secs || !p->pages || p->pages > INT_MAX || !p->batch ||
+	    p->aim_pte > 1)
 		return -EINVAL;
 	return 0;
 }

@@ -7,13 +7,14 @@
 
 struct cpa_params {
 	unsigned long seed, threads, ops, secs, pages, batch, aim;
+	unsigned long aim_pte;		/* aim at contiguous PTE groups only */
 	unsigned long collapse_ms;	/* a collapse pass this often, 0: none */
 };
 
 struct cpa_stats {
 	u64 ops, ro, rw, invalid, valid, batches, verified;
 	u64 mismatches, call_errors, alloc_failures, retargets;
-	u64 aimed, aim_calls, aim_slowed;
+	u64 aimed, aim_calls, aim_slowed, aimed_pte;
 	/* Made by the main thread while the others run. */
 	u64 collapse_passes, collapse_errors, directmap_checks;
 	u64 directmap_mismatches, table_audits, table_violations;

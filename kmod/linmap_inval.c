@@ -112,3 +112,116 @@ static struct lm_cmd inval_cmd = {
 };
 
 LM_COMMAND_FEATURE(inval, "invalid_block");
+
+/*
+ * linmap_test "cont_edge": set_memory_valid(0) of the last page of a
+ * contiguous PTE range, inside a PMD block of this module's that an
+ * earlier change of its first page split into a table of contiguous
+ * ranges. The range ends on a leaf boundary but its page is inside the
+ * range: the range must be split first (the page a PTE of its own, the
+ * range's first page no longer contiguous), the auditor must stay clean,
+ * and the page come back valid. A change that took the boundary at the
+ * end for "nothing to split" would leave one invalid entry inside a
+ * contiguous range.
+ *
+ *   echo run > cont_edge; cat cont_edge
+ */
+struct edge_result {
+	int ret;
+	const char *skip;
+	int kind_block, kind_before, kind_invalid, kind_first, kind_after;
+	unsigned long audit_violations;
+	char first[128];
+};
+
+static int edge_run(void *v)
+{
+	struct edge_result *r = v;
+	unsigned int order = PMD_SHIFT - PAGE_SHIFT;
+	unsigned long addr, group, last;
+	struct lm_audit *a;
+	struct page *page;
+	u64 val;
+
+	r->kind_before = -1;
+	r->kind_invalid = -1;
+	r->kind_first = -1;
+	r->kind_after = -1;
+	if (!lm_sym.set_memory_valid) {
+		r->skip = "the kernel has no set_memory_valid()";
+		return 0;
+	}
+	page = lm_alloc_block(order, &r->kind_block, &r->skip);
+	if (!page)
+		return 0;
+	addr = (unsigned long)page_address(page);
+	r->ret = lm_sym.set_memory_valid(addr, 1, 0);
+	if (!r->ret)
+		r->ret = lm_sym.set_memory_valid(addr, 1, 1);
+	if (r->ret) {
+		scnprintf(r->first, sizeof(r->first),
+			  "set_memory_valid() of the first page returned %d", r->ret);
+		goto out;
+	}
+	/* The second range of the table, untouched by that change. */
+	group = addr + CONT_PTE_SIZE;
+	last = group + CONT_PTE_SIZE - PAGE_SIZE;
+	r->kind_before = lm_lookup(last, &val);
+	if (r->kind_before != LM_CONT_PTE) {
+		r->skip = "the split left no contiguous PTE range to aim at";
+		goto out;
+	}
+	r->ret = lm_sym.set_memory_valid(last, 1, 0);
+	if (r->ret) {
+		scnprintf(r->first, sizeof(r->first),
+			  "set_memory_valid(0) returned %d", r->ret);
+		goto out;
+	}
+	r->kind_invalid = lm_lookup(last, &val);
+	r->kind_first = lm_lookup(group, &val);
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (a && !lm_audit_run(a)) {
+		r->audit_violations = a->violations;
+		if (a->shown)
+			strscpy(r->first, a->msg[0], sizeof(r->first));
+	}
+	if (a)
+		lm_audit_free(a);
+	kfree(a);
+	r->ret = lm_sym.set_memory_valid(last, 1, 1);
+	if (r->ret) {
+		scnprintf(r->first, sizeof(r->first),
+			  "set_memory_valid(1) returned %d", r->ret);
+		/* Never hand invalid memory back to the allocator. */
+		return 0;
+	}
+	r->kind_after = lm_lookup(last, &val);
+out:
+	__free_pages(page, order);
+	return 0;
+}
+
+static void edge_show(struct seq_file *m, void *v)
+{
+	struct edge_result *r = v;
+
+	if (r->skip)
+		seq_printf(m, "skip=%s\n", r->skip);
+	seq_printf(m, "ret=%d\n", r->ret);
+	seq_printf(m, "kind_block=%s\nkind_before=%s\nkind_invalid=%s\n",
+		   lm_kind_str(r->kind_block), lm_kind_str(r->kind_before),
+		   lm_kind_str(r->kind_invalid));
+	seq_printf(m, "kind_first=%s\nkind_after=%s\n",
+		   lm_kind_str(r->kind_first), lm_kind_str(r->kind_after));
+	seq_printf(m, "audit.violations=%lu\n", r->audit_violations);
+	if (r->first[0])
+		seq_printf(m, "first=%s\n", r->first);
+}
+
+static struct lm_cmd edge_cmd = {
+	.size = sizeof(struct edge_result),
+	.run = edge_run,
+	.show = edge_show,
+};
+
+LM_COMMAND_FEATURE(edge, "cont_edge");

@@ -1099,35 +1099,37 @@ static void lm_expect_split(struct __test_metadata *_metadata,
 	EXPECT_GE(max_tables, tables) TH_LOG("split of a %s", lm_kind_name[old_kind]);
 }
 
-TEST_F(linmap, ro_single_page_split)
+/*
+ * set_memory_ro() of a one-page area made by @alloc ("alloc_block" or
+ * "alloc_cont", or "alloc 1" where the map has no blocks): the alias must
+ * become a PTE and only the leaves over it split.
+ */
+static void lm_ro_one_page(struct __test_metadata *_metadata,
+			   struct lm_ctx *lm, const char *alloc)
 {
-	const struct lm_state *st = &self->lm.st;
+	const struct lm_state *st = &lm->st;
 	struct lm_counts before, after;
 	struct lm_leaf_query lb, la, lr;
 	struct lm_area a;
 
 	bool blocks = st->rodata_full && st->linear_blocks;
 
-	/*
-	 * Where the linear map keeps blocks under rodata=full, ask for a page
-	 * whose alias is in one, so that there is a split to watch.
-	 */
-	lm_area_cmd(_metadata, &self->lm, blocks ? "alloc_block" : "alloc 1");
-	lm_area_read(_metadata, &self->lm, &a);
+	lm_area_cmd(_metadata, lm, blocks ? alloc : "alloc 1");
+	lm_area_read(_metadata, lm, &a);
 	ASSERT_EQ(1, a.pages);
-	lm_get_counts(_metadata, &self->lm, st, &before);
+	lm_get_counts(_metadata, lm, st, &before);
 	lm_get_leaf(_metadata, st, a.alias0, &lb);
 	if (blocks)
-		EXPECT_NE(LM_PTE, lb.kind) TH_LOG("alloc_block gave a PTE-mapped alias");
+		EXPECT_NE(LM_PTE, lb.kind) TH_LOG("%s gave a PTE-mapped alias", alloc);
 	ASSERT_EQ(1, lb.valid) TH_LOG("alias 0x%llx of a live page is invalid", a.alias0);
 	ASSERT_LE(0, lb.kind) TH_LOG("alias 0x%llx of a live page is unmapped", a.alias0);
 	EXPECT_EQ(1, lb.writable);
 	EXPECT_EQ(before.size[lb.kind], lb.entry_size);
 
-	lm_area_cmd(_metadata, &self->lm, "ro");
-	lm_area_read(_metadata, &self->lm, &a);
+	lm_area_cmd(_metadata, lm, "ro");
+	lm_area_read(_metadata, lm, &a);
 	EXPECT_EQ(0, a.last_ret);
-	lm_get_counts(_metadata, &self->lm, st, &after);
+	lm_get_counts(_metadata, lm, st, &after);
 	lm_get_leaf(_metadata, st, a.alias0, &la);
 	TH_LOG("alias0 0x%llx: %s writable=%u -> %s writable=%u", a.alias0,
 	       lm_kind_name[lb.kind], lb.writable,
@@ -1155,10 +1157,40 @@ TEST_F(linmap, ro_single_page_split)
 		lm_log_counts(_metadata, st, "after", &after);
 	}
 
-	lm_area_cmd(_metadata, &self->lm, "rw");
+	lm_area_cmd(_metadata, lm, "rw");
 	lm_get_leaf(_metadata, st, a.alias0, &lr);
 	EXPECT_EQ(1, lr.writable) TH_LOG("alias still read-only after rw");
-	lm_area_cmd(_metadata, &self->lm, "free");
+	lm_area_cmd(_metadata, lm, "free");
+}
+
+/*
+ * Where the linear map keeps blocks under rodata=full, a page whose alias
+ * is in one, so that there is a split to watch.
+ */
+TEST_F(linmap, ro_single_page_split)
+{
+	lm_ro_one_page(_metadata, &self->lm, "alloc_block");
+}
+
+/*
+ * The same inside a contiguous PTE range: the range lies in one PTE table,
+ * where pageattr's one-walk path must see the group and split it first.
+ */
+TEST_F(linmap, ro_cont_pte_page_split)
+{
+	const struct lm_state *st = &self->lm.st;
+
+	if (st->rodata_full && st->linear_blocks &&
+	    lm_write("area", "alloc_cont") == -ENOENT) {
+		/* Split a block: its other pages stay in contiguous ranges. */
+		lm_area_cmd(_metadata, &self->lm, "alloc_block");
+		lm_area_cmd(_metadata, &self->lm, "ro");
+		lm_area_cmd(_metadata, &self->lm, "rw");
+		lm_area_cmd(_metadata, &self->lm, "free");
+		if (lm_write("area", "alloc_cont") == -ENOENT)
+			SKIP(return, "no free page whose alias is in a contiguous PTE range");
+	}
+	lm_ro_one_page(_metadata, &self->lm, "alloc_cont");
 }
 
 /* ---- healing: DirectMap, trace events, collapse ---- */
@@ -1637,12 +1669,15 @@ TEST_F_TIMEOUT(linmap, cpa_random, 3600)
 /*
  * Many CPUs at one contiguous group at once: one splits it, the others
  * change ranges whose ends look like boundaries while it is half cleared.
- * None may fail or leave the linear map unsound.
+ * None may fail or leave the linear map unsound. @pte_only aims at
+ * contiguous PTE groups, inside one PTE table, where small changes take
+ * pageattr's one-walk path.
  */
-TEST_F_TIMEOUT(linmap, cpa_aimed_groups, 600)
+static void lm_cpa_aimed(struct __test_metadata *_metadata,
+			 struct lm_ctx *lm, bool pte_only)
 {
 	static const char * const zero[] = { "call_errors", "audit.violations" };
-	const struct lm_state *st = &self->lm.st;
+	const struct lm_state *st = &lm->st;
 	unsigned long long rounds, calls, slowed;
 	struct lm_out *o;
 	int ret;
@@ -1652,15 +1687,19 @@ TEST_F_TIMEOUT(linmap, cpa_aimed_groups, 600)
 		     st->rodata_full, st->bbml2);
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs two CPUs online");
-	ret = lm_write("cpa", "aim=6 ops=1 threads=4");
-	o = lm_get(_metadata, &self->lm, "cpa");
+	ret = lm_write("cpa", pte_only ? "aim=6 aim_pte=1 ops=1 threads=4" :
+					 "aim=6 ops=1 threads=4");
+	o = lm_get(_metadata, lm, "cpa");
 	rounds = lm_num(_metadata, o, "aimed_rounds");
 	calls = lm_num(_metadata, o, "aimed_calls");
 	slowed = lm_num(_metadata, o, "aim_slowed");
-	TH_LOG("aimed: %llu rounds, %llu calls, slowed clears %s", rounds, calls,
+	TH_LOG("aimed: %llu rounds (%llu at contiguous PTE groups), %llu calls, slowed clears %s",
+	       rounds, lm_num(_metadata, o, "aimed_pte_rounds"), calls,
 	       slowed ? "yes (test-only hook)" : "no");
 	EXPECT_EQ(0, ret) TH_LOG("cpa aim: %s", strerror(-ret));
 	EXPECT_LT(0, rounds) TH_LOG("no intact contiguous group to aim at");
+	if (pte_only)
+		EXPECT_EQ(rounds, lm_num(_metadata, o, "aimed_pte_rounds"));
 	lm_expect_zero(_metadata, o, "", zero, ARRAY_SIZE(zero));
 	/*
 	 * Without the test-only linmap_split_delay_us hook (real hardware) the
@@ -1670,6 +1709,39 @@ TEST_F_TIMEOUT(linmap, cpa_aimed_groups, 600)
 	if (!slowed && _metadata->exit_code != KSFT_FAIL)
 		SKIP(return, "%llu aimed rounds clean, but without the test-only linmap_split_delay_us hook the race window is not widened",
 		     rounds);
+}
+
+TEST_F_TIMEOUT(linmap, cpa_aimed_groups, 600)
+{
+	lm_cpa_aimed(_metadata, &self->lm, false);
+}
+
+TEST_F_TIMEOUT(linmap, cpa_aimed_pte_groups, 600)
+{
+	lm_cpa_aimed(_metadata, &self->lm, true);
+}
+
+/*
+ * set_memory_valid(0) of the last page of a contiguous PTE range: its end
+ * is a leaf boundary, its start is not. The range must split, the auditor
+ * stay clean, and the page come back valid.
+ */
+TEST_F(linmap, cont_range_last_page)
+{
+	static const char * const zero[] = { "ret", "audit.violations" };
+	char skip[160], kind[16];
+	struct lm_out *o;
+
+	o = lm_run(_metadata, &self->lm, "cont_edge", "run", skip, sizeof(skip));
+	if (!o)
+		SKIP(return, "%s", skip);
+	lm_expect_zero(_metadata, o, "", zero, ARRAY_SIZE(zero));
+	lm_str(_metadata, o, "kind_invalid", kind, sizeof(kind));
+	EXPECT_STREQ("pte", kind) TH_LOG("the page was changed inside its contiguous range");
+	lm_str(_metadata, o, "kind_first", kind, sizeof(kind));
+	EXPECT_STREQ("pte", kind) TH_LOG("the range's first page is still contiguous");
+	lm_str(_metadata, o, "kind_after", kind, sizeof(kind));
+	EXPECT_STREQ("pte", kind);
 }
 
 /*
