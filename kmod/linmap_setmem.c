@@ -4,7 +4,9 @@
  * set_memory_rw() on vmalloc areas of several sizes, the first time (which
  * includes splitting the linear aliases) and in the steady state: time, and,
  * when the kernel has the test-only counter, the kernel entries written, the
- * DSB+ISB pairs issued for them and the lazy MMU sections entered.
+ * DSB+ISB pairs issued for them and the lazy MMU sections entered. Also
+ * the time of vm_unmap_aliases() alone, which each call makes and which
+ * the series does not change, so that the rest can be told apart.
  *
  *   echo "sizes=1:16:512:262144 reps=9" > .../linmap_test/setmem
  *   cat .../linmap_test/setmem
@@ -42,6 +44,7 @@ struct bench_result {
 	unsigned long reps;
 	unsigned long pages[LM_SETMEM_MAX_SIZES];
 	struct bench_size s[LM_SETMEM_MAX_SIZES];
+	u64 unmap_ns[LM_SETMEM_MAX_REPS];
 };
 
 /* Does the kernel count its page-table writes (booted with linmap_count)? */
@@ -160,6 +163,10 @@ static void setmem_show(struct seq_file *m, void *v)
 		show_calls(m, b->pages, "ro", b->ro, r->reps);
 		show_calls(m, b->pages, "rw", b->rw, r->reps);
 	}
+	seq_puts(m, "vm_unmap_aliases_ns=");
+	for (i = 0; i < r->reps; i++)
+		seq_printf(m, "%s%llu", i ? ":" : "", r->unmap_ns[i]);
+	seq_putc(m, '\n');
 }
 
 static void setmem_defaults(void *v)
@@ -204,6 +211,12 @@ static int setmem_run(void *v)
 		bench_one(&r->s[i], r->reps);
 		if (r->s[i].ret && !ret)
 			ret = r->s[i].ret;
+	}
+	for (i = 0; i < r->reps; i++) {
+		u64 t0 = ktime_get_ns();
+
+		vm_unmap_aliases();
+		r->unmap_ns[i] = ktime_get_ns() - t0;
 	}
 	return ret;
 }

@@ -1100,9 +1100,9 @@ static void lm_expect_split(struct __test_metadata *_metadata,
 }
 
 /*
- * set_memory_ro() of a one-page area made by @alloc ("alloc_block" or
- * "alloc_cont", or "alloc 1" where the map has no blocks): the alias must
- * become a PTE and only the leaves over it split.
+ * set_memory_ro() of a one-page area made by @alloc ("alloc_block", or
+ * "alloc 1" where the map has no blocks; NULL: the caller made it): the
+ * alias must become a PTE and only the leaves over it split.
  */
 static void lm_ro_one_page(struct __test_metadata *_metadata,
 			   struct lm_ctx *lm, const char *alloc)
@@ -1114,13 +1114,15 @@ static void lm_ro_one_page(struct __test_metadata *_metadata,
 
 	bool blocks = st->rodata_full && st->linear_blocks;
 
-	lm_area_cmd(_metadata, lm, blocks ? alloc : "alloc 1");
+	if (alloc)
+		lm_area_cmd(_metadata, lm, blocks ? alloc : "alloc 1");
 	lm_area_read(_metadata, lm, &a);
 	ASSERT_EQ(1, a.pages);
 	lm_get_counts(_metadata, lm, st, &before);
 	lm_get_leaf(_metadata, st, a.alias0, &lb);
 	if (blocks)
-		EXPECT_NE(LM_PTE, lb.kind) TH_LOG("%s gave a PTE-mapped alias", alloc);
+		EXPECT_NE(LM_PTE, lb.kind) TH_LOG("%s gave a PTE-mapped alias",
+						  alloc ?: "alloc_cont");
 	ASSERT_EQ(1, lb.valid) TH_LOG("alias 0x%llx of a live page is invalid", a.alias0);
 	ASSERT_LE(0, lb.kind) TH_LOG("alias 0x%llx of a live page is unmapped", a.alias0);
 	EXPECT_EQ(1, lb.writable);
@@ -1179,18 +1181,26 @@ TEST_F(linmap, ro_single_page_split)
 TEST_F(linmap, ro_cont_pte_page_split)
 {
 	const struct lm_state *st = &self->lm.st;
+	int ret;
 
-	if (st->rodata_full && st->linear_blocks &&
-	    lm_write("area", "alloc_cont") == -ENOENT) {
+	if (!st->rodata_full || !st->linear_blocks) {
+		lm_ro_one_page(_metadata, &self->lm, "alloc 1");
+		return;
+	}
+	ret = lm_write("area", "alloc_cont");
+	if (ret == -ENOENT) {
 		/* Split a block: its other pages stay in contiguous ranges. */
 		lm_area_cmd(_metadata, &self->lm, "alloc_block");
 		lm_area_cmd(_metadata, &self->lm, "ro");
 		lm_area_cmd(_metadata, &self->lm, "rw");
 		lm_area_cmd(_metadata, &self->lm, "free");
-		if (lm_write("area", "alloc_cont") == -ENOENT)
-			SKIP(return, "no free page whose alias is in a contiguous PTE range");
+		ret = lm_write("area", "alloc_cont");
 	}
-	lm_ro_one_page(_metadata, &self->lm, "alloc_cont");
+	if (ret == -ENOENT)
+		SKIP(return, "no free page whose alias is in a contiguous PTE range");
+	ASSERT_EQ(0, ret) TH_LOG("area 'alloc_cont': %s", strerror(-ret));
+	self->lm.area_used = true;
+	lm_ro_one_page(_metadata, &self->lm, NULL);
 }
 
 /* ---- healing: DirectMap, trace events, collapse ---- */
