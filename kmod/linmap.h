@@ -77,6 +77,7 @@ struct lm_syms {
 					 unsigned long caller);
 	/* A collapse pass, and whether collapse is on (static in mmu.c). */
 	unsigned long (*collapse_pass)(bool all, unsigned long caller);
+	int (*collapse_now)(void);
 	bool *collapse_active;
 	/* How long the last pass took to fold, without freeing tables. */
 	u64 *collapse_last_ns;

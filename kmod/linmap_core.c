@@ -78,6 +78,7 @@ static const struct {
 	LM_SYM(split_kernel_leaf_mapping, "split_kernel_leaf_mapping", false),
 	LM_SYM(linear_map_bytes, "linear_map_bytes", false),
 	LM_SYM(collapse_pass, "collapse_pass", false),
+	LM_SYM(collapse_now, "linmap_collapse_pass", false),
 	LM_SYM(collapse_active, "collapse_active", false),
 	LM_SYM(collapse_last_ns, "collapse_last_pass_ns", false),
 	LM_SYM(trans_pgd_create_copy, "trans_pgd_create_copy", false),
@@ -503,22 +504,28 @@ void lm_page_state(unsigned long addr, bool *valid, bool *writable)
 /*
  * A full collapse pass, as a write to debugfs linear_map/collapse makes
  * one (the module cannot write that file from inside a write to its own
- * debugfs files: both take the same superblock's write protection). The
- * kernel's entry points are static: collapse_pass() and collapse_active
- * are found through kallsyms. -EOPNOTSUPP where the kernel has no
- * collapse or it is off.
+ * debugfs files: both take the same superblock's write protection).
+ * Through the test-only linmap_collapse_pass() where the kernel has it;
+ * else the static collapse_pass() by kallsyms, found under that name only
+ * while the compiler has not cloned it with another signature (it does
+ * without debug options: collapse_pass.isra.0). collapse_active is found
+ * through kallsyms too. -EOPNOTSUPP where the kernel has no collapse or
+ * it is off.
  */
 int lm_collapse(void)
 {
 	if (!lm_collapse_on())
 		return -EOPNOTSUPP;
+	if (lm_sym.collapse_now)
+		return lm_sym.collapse_now();
 	lm_sym.collapse_pass(true, _RET_IP_);
 	return 0;
 }
 
 bool lm_has_collapse(void)
 {
-	return lm_sym.collapse_pass && lm_sym.collapse_active;
+	return (lm_sym.collapse_now || lm_sym.collapse_pass) &&
+	       lm_sym.collapse_active;
 }
 
 bool lm_collapse_on(void)
