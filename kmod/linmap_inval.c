@@ -139,8 +139,8 @@ static int edge_run(void *v)
 	struct edge_result *r = v;
 	unsigned int order = PMD_SHIFT - PAGE_SHIFT;
 	unsigned long addr, group, last;
-	struct lm_audit *a;
 	struct page *page;
+	long audit;
 	u64 val;
 
 	r->kind_before = -1;
@@ -179,15 +179,8 @@ static int edge_run(void *v)
 	}
 	r->kind_invalid = lm_lookup(last, &val);
 	r->kind_first = lm_lookup(group, &val);
-	a = kzalloc(sizeof(*a), GFP_KERNEL);
-	if (a && !lm_audit_run(a)) {
-		r->audit_violations = a->violations;
-		if (a->shown)
-			strscpy(r->first, a->msg[0], sizeof(r->first));
-	}
-	if (a)
-		lm_audit_free(a);
-	kfree(a);
+	audit = lm_audit_once(r->first, sizeof(r->first));
+	r->audit_violations = audit > 0 ? audit : 0;
 	r->ret = lm_sym.set_memory_valid(last, 1, 1);
 	if (r->ret) {
 		scnprintf(r->first, sizeof(r->first),
