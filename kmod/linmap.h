@@ -113,6 +113,11 @@ struct lm_syms {
 	/* DirectMap counts and the lock they change under, with the series. */
 	unsigned long *linear_map_bytes;
 	raw_spinlock_t *split_lock;
+	/* Contiguous user PTEs (ARM64_CONTPTE). */
+	void (*contpte_try_unfold)(struct mm_struct *mm, unsigned long addr,
+				   pte_t *ptep, pte_t pte);
+	void (*contpte_try_fold)(struct mm_struct *mm, unsigned long addr,
+				 pte_t *ptep, pte_t pte);
 };
 
 extern struct lm_syms lm_sym;

@@ -90,6 +90,8 @@ static const struct {
 	LM_SYM(memremap_pages, "memremap_pages", false),
 	LM_SYM(memunmap_pages, "memunmap_pages", false),
 	LM_SYM(split_lock, "linear_split_lock", false),
+	LM_SYM(contpte_try_unfold, "__contpte_try_unfold", false),
+	LM_SYM(contpte_try_fold, "__contpte_try_fold", false),
 };
 
 int lm_resolve(void)

@@ -9,7 +9,9 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <asm/cputype.h>
 #include <asm/pgtable.h>
+#include <asm/sysreg.h>
 
 #include "linmap.h"
 
@@ -45,6 +47,11 @@ static int state_show(struct seq_file *m, void *v)
 		seq_puts(m, "bbml2=unknown\n");
 	else
 		seq_printf(m, "bbml2=%d\n", bbml2);
+	/* What this CPU says of itself: level 3 means no conflict aborts. */
+	seq_printf(m, "bbm_level=%u\nmidr=%#x\n",
+		   cpuid_feature_extract_unsigned_field(read_sysreg_s(SYS_ID_AA64MMFR2_EL1),
+							ID_AA64MMFR2_EL1_BBM_SHIFT),
+		   read_cpuid_id());
 	seq_printf(m, "can_set_direct_map=%d\n", lm_sym.can_set_direct_map());
 	seq_printf(m, "linear_blocks=%d\n", lm_linear_blocks());
 	lm_kimage_alias(&s, &e);

@@ -10,6 +10,9 @@
 #           BENCH_MEMS (4G 64G 256G; quick: 4G)
 #   fragmentation: BENCH_ROUNDS rounds of the stress at 4G, the map after each
 #   set_memory_ro+rw: BENCH_SIZES pages, BENCH_REPS repetitions, at 4G
+#   contiguous user PTEs: BENCH_CONTPTE_ROUNDS (256; quick: 64) of
+#   mprotect() of one page of a block and back, and of contpte_convert()
+#   alone (an unfold and a fold), at 4G, by the clock and under -icount
 #   under QEMU -icount shift=0 (virtual time = instruction count, so the
 #   figures repeat exactly), 2 CPUs, at each size: map_mem() and the repaint
 #   (BBML2 on the boot CPU only), and set_memory_ro+rw at 4G; each boot
@@ -37,6 +40,7 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	HOTPLUG=${BENCH_HOTPLUG-1G}
 	HEAL=${BENCH_HEAL_SECS:-60}
 	COST=${BENCH_COST_BLOCKS:-16}
+	CONTPTE=${BENCH_CONTPTE_ROUNDS:-64}
 else
 	DEBUG=${BENCH_DEBUG:-off}
 	MEMS=${BENCH_MEMS:-4G 64G 256G}
@@ -46,11 +50,14 @@ else
 	HOTPLUG=${BENCH_HOTPLUG-1G 16G}
 	HEAL=${BENCH_HEAL_SECS:-600}
 	COST=${BENCH_COST_BLOCKS:-256}
+	CONTPTE=${BENCH_CONTPTE_ROUNDS:-256}
 fi
 for hp in $HOTPLUG; do
 	[[ "$hp" =~ ^[1-9][0-9]*G$ ]] || die "BENCH_HOTPLUG takes sizes in GiB, e.g. '1G 16G' (got '$hp')"
 done
 case "$DEBUG" in on|off) ;; *) die "BENCH_DEBUG must be on or off (got '$DEBUG')" ;; esac
+[[ "$CONTPTE" =~ ^[1-9][0-9]*$ ]] ||
+	die "BENCH_CONTPTE_ROUNDS takes a number of rounds (got '$CONTPTE')"
 [[ "$HEAL" =~ ^[0-9]+$ ]] || die "BENCH_HEAL_SECS takes seconds (got '$HEAL')"
 [[ "$COST" =~ ^[1-9][0-9]*$ ]] && [ "$COST" -le 1024 ] ||
 	die "BENCH_COST_BLOCKS takes 1 to 1024 blocks (got '$COST')"
@@ -72,15 +79,16 @@ for series in off on; do
 	done
 done
 
-# boot NAME TREE MEM CMDLINE [ROUNDS SETMEM COST]; ICOUNT_BOOT and SMP from
-# the caller
+# boot NAME TREE MEM CMDLINE [ROUNDS SETMEM COST CONTPTE]; ICOUNT_BOOT and
+# SMP from the caller
 boot() {
 	local name=$1 series=off mem=$3 cmd=$4 rounds=${5:-} setmem=${6:-}
-	local cost=${7:-} extra= timeout=900
+	local cost=${7:-} contpte=${8:-} extra= timeout=900
 	[ "$2" = series ] && series=on
 	[ -n "$rounds" ] && extra+=" linmap.rounds=$rounds"
 	[ -n "$setmem" ] && extra+=" linmap.setmem=$setmem"
 	[ -n "$cost" ] && extra+=" linmap.collapse_cost=$cost"
+	[ -n "$contpte" ] && extra+=" linmap.contpte=$contpte"
 	case $mem in 64G) timeout=1800 ;; 256G) timeout=3600 ;; esac
 	SERIES=$series PAGE_SIZE=4K JOB=bench NAME=$name LOGDIR=$DIR MEM=$mem \
 		ICOUNT=${ICOUNT_BOOT:-} QEMU_TIMEOUT=$timeout CMDLINE="$cmd $KFENCE$extra" \
@@ -107,7 +115,8 @@ for mem in $MEMS; do
 		[ "$mem" = 4G ] || work=
 		boot "$name-$mem" "$tree" "$mem" "$cmd" \
 			"$([[ "$work" == *rounds* ]] && echo "$ROUNDS")" \
-			"$([[ "$work" == *setmem* ]] && echo "$SIZES,$REPS")"
+			"$([[ "$work" == *setmem* ]] && echo "$SIZES,$REPS")" "" \
+			"$([[ "$work" == *contpte* ]] && echo "$CONTPTE")"
 	done < <(setups wall)
 	# Each setup twice: "ic" for instruction counts with the counters
 	# off (one no-op each), "cnt" with linmap_count for what they count.
@@ -118,7 +127,8 @@ for mem in $MEMS; do
 			[ "$mem" = 4G ] || work=
 			icount_boot "$kind-$name-$mem" "$tree" "$mem" "$cmd$c" "" \
 				"$([[ "$work" == *setmem* ]] && echo "$SIZES,$REPS")" \
-				"$([[ "$work" == *cost* ]] && [ $kind = ic ] && echo "$COST")"
+				"$([[ "$work" == *cost* ]] && [ $kind = ic ] && echo "$COST")" \
+				"$([[ "$work" == *contpte* ]] && [ $kind = ic ] && echo "$CONTPTE")"
 		done < <(setups icount)
 	done
 done

@@ -9,6 +9,8 @@
 #   STRESS=...            stress parameters, e.g. "pages=0 rounds=2 threads=4"
 #   BBML2=...             CPUs that claim BBML2_NOABORT (bbml2_test=), when
 #                         the kernel has the test-only patch
+#   QEMU_CPU=...          the CPU model (default max,pauth-impdef=on)
+#   IOMMU=smmuv3          add QEMU's SMMUv3 (-machine virt,iommu=smmuv3)
 #   ICOUNT=N              run under -icount shift=N,sleep=off: virtual time
 #                         follows the instruction count (2^N ns each) and
 #                         jumps to the next timer when every vCPU idles, so
@@ -48,9 +50,15 @@ if [ -n "${BBML2:-}" ] && [ "$BBML2" != off ] && [[ "$append" != *bbml2_test=* ]
 	append+=" bbml2_test=$BBML2"
 fi
 
-qemu=(qemu-system-aarch64 -M virt,gic-version=3,memory-backend=ram
+machine=virt,gic-version=3,memory-backend=ram
+case ${IOMMU:-} in
+'') ;;
+smmuv3) machine+=,iommu=smmuv3 ;;
+*) die "IOMMU takes smmuv3 or nothing (got '$IOMMU')" ;;
+esac
+qemu=(qemu-system-aarch64 -M "$machine"
       -object "memory-backend-ram,id=ram,size=$MEM,reserve=off"
-      -cpu max,pauth-impdef=on -smp "$SMP" -m "$MEM"
+      -cpu "${QEMU_CPU:-max,pauth-impdef=on}" -smp "$SMP" -m "$MEM"
       -nodefaults -display none -serial stdio -no-reboot
       -kernel "$IMAGE" -initrd "$INITRD" -append "$append")
 if [ -n "${ICOUNT:-}" ]; then

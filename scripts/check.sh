@@ -335,12 +335,20 @@ boot_guest() {
 }
 
 # guest PAGE_SIZE MODE CMDLINE [STRESS] [SMP]: boot in a mode, run the
-# selftests there.
+# selftests there. CMDLINE's qemu:VAR=VALUE words are boot.sh settings
+# (QEMU_CPU, IOMMU, BBML2), not kernel arguments.
 guest() {
-	local ps=$1 mode=$1-$2 cmd=$3 stress=${4:-} smp=${5:-${SMP:-4}}
-	local data=$CHECK/$mode.data
-	msg "guest $mode: $cmd"
-	boot_guest "$ps" "$mode" JOB=check SMP="$smp" CMDLINE="$cmd ${CMDLINE:-}" STRESS="$stress"
+	local ps=$1 mode=$1-$2 cmd= stress=${4:-} smp=${5:-${SMP:-4}} w
+	local data=$CHECK/$mode.data qemu=()
+	for w in $3; do
+		case $w in
+		qemu:QEMU_CPU=*|qemu:IOMMU=*|qemu:BBML2=*) qemu+=("${w#qemu:}") ;;
+		qemu:*) bad "$mode: unknown boot setting '$w' in scripts/modes.tsv"; return 0 ;;
+		*) cmd+="${cmd:+ }$w" ;;
+		esac
+	done
+	msg "guest $mode: $cmd${qemu[*]:+ (${qemu[*]})}"
+	boot_guest "$ps" "$mode" JOB=check SMP="$smp" "${qemu[@]}" CMDLINE="$cmd ${CMDLINE:-}" STRESS="$stress"
 	[ -f "$data" ] || return 0
 	if [ "$(linmap_data module "$data")" = loaded ]; then
 		ok "$mode: module loads"
@@ -363,6 +371,52 @@ check_allowlist() {
 	else
 		bad "$name" "$(grep 'bbml2_test: ' "$2" | grep -v 'claimed by' || echo "no allowlist line in $2")"
 	fi
+}
+
+# The SMMUv3 probe (arm-smmu-v3.c prints its feature word): SVA must be
+# refused, saying why, where the CPUs claim BBML2_NOABORT and the SMMU has
+# no BBM level 2, and allowed otherwise.
+check_smmu() {
+	local name="$1-$2: SVA follows the SMMU's BBM level and the CPUs' BBML2"
+	local log=$CHECK/$1-$2.log data=$CHECK/$1-$2.data feat cpu sva smmu_bbml2 refused
+	feat=$(sed -n 's/.*arm-smmu-v3.*(features \(0x[0-9a-f]*\)).*/\1/p' "$log" | head -1)
+	cpu=$(linmap_data get "$data" state bbml2 || true)
+	if [ -z "$feat" ] || [ -z "$cpu" ]; then
+		bad "$name" "no SMMUv3 probe line or no module state in $log"
+		return
+	fi
+	sva=$(( (feat >> 17) & 1 ))
+	smmu_bbml2=$(( (feat >> 23) & 1 ))
+	refused=$(grep -c 'no SVA: BBM level 2 missing' "$log" || true)
+	if [ "$cpu" = 1 ] && [ $smmu_bbml2 = 0 ]; then
+		[ $sva = 0 ] && [ "$refused" -ge 1 ] &&
+			ok "$name (CPUs BBML2_NOABORT, SMMU BBM level < 2: SVA refused, features $feat)" ||
+			bad "$name" "features $feat: SVA=$sva, refusal lines: $refused"
+	else
+		[ $sva = 1 ] && [ "$refused" = 0 ] &&
+			ok "$name (CPUs bbml2=$cpu, SMMU BBML2=$smmu_bbml2: SVA allowed, features $feat)" ||
+			bad "$name" "features $feat: SVA=$sva, refusal lines: $refused"
+	fi
+}
+
+# The kernel's own BBML2_NOABORT decision, no bbml2_test=: BBM level 3 in
+# ID_AA64MMFR2_EL1, or a MIDR the allowlist names (QEMU's implementer 0
+# never is).
+check_own_bbm() {
+	local name="$1-$2: BBML2_NOABORT decided from the CPU's BBM level" data=$CHECK/$1-$2.data
+	local level midr cpu want
+	level=$(linmap_data get "$data" state bbm_level || true)
+	midr=$(linmap_data get "$data" state midr || true)
+	cpu=$(linmap_data get "$data" state bbml2 || true)
+	if [ -z "$level" ] || [ -z "$cpu" ]; then
+		bad "$name" "no bbm_level or bbml2 in the state of $data"
+		return
+	fi
+	want=0
+	[ "$level" -ge 3 ] && want=1
+	[ "$cpu" = "$want" ] &&
+		ok "$name (BBM level $level, MIDR $midr: BBML2_NOABORT=$cpu)" ||
+		bad "$name" "BBM level $level, MIDR $midr, yet bbml2=$cpu"
 }
 
 # A split tried from a secondary CPU during SMP bring-up (test-only patch),
@@ -431,6 +485,8 @@ host_checks() {
 		-) ;;
 		allowlist) check_allowlist "$ps" "$CHECK/$ps-$mode.log" ;;
 		bringup-split) check_bringup_split "$ps" "$CHECK/$ps-$mode.log" ;;
+		smmu) check_smmu "$ps" "$mode" ;;
+		own-bbm) check_own_bbm "$ps" "$mode" ;;
 		same-layout=*)
 			if [ -n "${CHECK_MODES:-}" ] && [[ " $CHECK_MODES " != *" ${c#*=} "* ]]; then
 				skip "$ps-${c#*=}: linear map at boot has the same leaves as $ps-$mode" \

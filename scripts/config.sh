@@ -15,6 +15,8 @@ if [ "$DEBUG" = on ]; then
 	# Debug options that only one page size's kernel carries.
 	[ -f "$CONFIGS/$PAGE_SIZE-debug.config" ] && frags+=("$CONFIGS/$PAGE_SIZE-debug.config")
 fi
+# THP (contiguous user PTEs) unless a fragment makes the kernel PREEMPT_RT.
+grep -qx "CONFIG_PREEMPT_RT=y" "${frags[@]}" || frags+=("$CONFIGS/thp.config")
 # Optional local additions, e.g. for a board.
 [ -n "${EXTRA_CONFIG:-}" ] && frags+=($EXTRA_CONFIG)
 

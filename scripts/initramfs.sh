@@ -30,7 +30,8 @@ install -m 644 "$KO" "$BUILD/kmod/linmap_churn.ko" "$root/lib/modules/"
 # Built only for kernels with KUnit.
 [ ! -f "$BUILD/kmod/linmap_kunit.ko" ] ||
 	install -m 644 "$BUILD/kmod/linmap_kunit.ko" "$root/lib/modules/"
-install -m 755 "$ST" "$BUILD/selftests/linmap_secret" "$root/bin/"
+install -m 755 "$ST" "$BUILD/selftests/linmap_secret" \
+	"$BUILD/selftests/linmap_contpte" "$root/bin/"
 [ -z "$KSELFTEST_TAR" ] || install -m 644 "$KSELFTEST_TAR" "$root/kselftest.tar.gz"
 (cd "$root" && find . | sort | cpio -o -H newc -R 0:0 --quiet) |
 	gzip -n -1 >"$INITRD.tmp"

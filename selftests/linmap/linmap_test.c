@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,6 +27,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -2055,6 +2057,314 @@ static void lm_check_alias_map(struct __test_metadata *_metadata,
 	} else if (outside_ro) {
 		TH_LOG("%u aliases outside the range also read-only (6.12 behaviour)",
 		       outside_ro);
+	}
+}
+
+/* ---- contiguous user PTEs: contpte_convert() --------------------------- */
+
+#define CT_BLOCKS	3
+#define CT_THREADS	3
+#define CT_QUIET	1	/* a page no thread writes after the fault-in */
+
+struct ct_buf {
+	char *base;
+	unsigned long ps, cont, pages;
+	volatile int stop;
+	unsigned long errors[CT_THREADS];
+	unsigned long rounds[CT_THREADS];
+	pthread_mutex_t lock;	/* for @errors' first report only */
+	char first[160];
+};
+
+struct ct_thread {
+	struct ct_buf *b;
+	int id;
+};
+
+/*
+ * Pages the threads own: all but the block's quiet page and the two the
+ * main thread changes (the last, for mprotect(), and the middle, for
+ * MADV_DONTNEED).
+ */
+static bool ct_thread_page(const struct ct_buf *b, unsigned long i)
+{
+	unsigned long in = i % b->cont;
+
+	return in != CT_QUIET && in != b->cont - 1 && in != b->cont / 2;
+}
+
+static unsigned long *ct_word(const struct ct_buf *b, unsigned long i)
+{
+	return (unsigned long *)(b->base + i * b->ps) + 8;
+}
+
+static void *ct_thread_fn(void *arg)
+{
+	struct ct_thread *t = arg;
+	struct ct_buf *b = t->b;
+	unsigned long i, seq = 0;
+
+	while (!b->stop) {
+		seq++;
+		for (i = t->id; i < b->pages; i += CT_THREADS) {
+			unsigned long want = (seq << 16) | (i << 4) | t->id;
+			volatile unsigned long *w;
+
+			if (!ct_thread_page(b, i))
+				continue;
+			w = ct_word(b, i);
+			*w = want;
+			if (*w != want) {
+				pthread_mutex_lock(&b->lock);
+				if (!b->errors[t->id]++ && !b->first[0])
+					snprintf(b->first, sizeof(b->first),
+						 "thread %d page %lu: read %#lx, wrote %#lx",
+						 t->id, i, *w, want);
+				pthread_mutex_unlock(&b->lock);
+			}
+		}
+		b->rounds[t->id]++;
+	}
+	return NULL;
+}
+
+struct ct_ptes {
+	unsigned long valid, cont, dirty;
+	char cont_map[600], dirty_map[600];
+};
+
+static void ct_read_ptes(struct __test_metadata *_metadata, struct lm_ctx *lm,
+			 const struct ct_buf *b, unsigned long blk,
+			 struct ct_ptes *p)
+{
+	char cmd[96];
+	struct lm_out *o;
+
+	snprintf(cmd, sizeof(cmd), "addr=%p pages=%lu",
+		 b->base + blk * b->cont * b->ps, b->cont);
+	ASSERT_EQ(0, lm_write("user_ptes", cmd));
+	o = lm_get(_metadata, lm, "user_ptes");
+	p->valid = lm_num(_metadata, o, "valid");
+	p->cont = lm_num(_metadata, o, "cont");
+	p->dirty = lm_num(_metadata, o, "dirty");
+	lm_str(_metadata, o, "cont_map", p->cont_map, sizeof(p->cont_map));
+	lm_str(_metadata, o, "dirty_map", p->dirty_map, sizeof(p->dirty_map));
+}
+
+/* The page the test knows the content of: a word the fault-in wrote. */
+static unsigned long ct_quiet_value(unsigned long i)
+{
+	return 0x5eed0000UL | i;
+}
+
+/*
+ * Every page but the thread-owned ones of block @blk keeps its dirty bit
+ * through a conversion: the quiet page and, where @last_too, the last.
+ */
+static void ct_expect_dirty(struct __test_metadata *_metadata,
+			    const struct ct_buf *b, const struct ct_ptes *p,
+			    unsigned long blk, const char *after)
+{
+	EXPECT_EQ('d', p->dirty_map[CT_QUIET])
+		TH_LOG("block %lu: the quiet page lost its dirty bit after %s (dirty_map=%s)",
+		       blk, after, p->dirty_map);
+	EXPECT_EQ('d', p->dirty_map[b->cont - 1])
+		TH_LOG("block %lu: the last page lost its dirty bit after %s (dirty_map=%s)",
+		       blk, after, p->dirty_map);
+}
+
+/*
+ * contpte_convert(), the fold and unfold of contiguous user PTEs, which
+ * BBML2_NOABORT lets run without a TLB invalidation: a buffer faulted in as
+ * contiguous blocks (mTHP of one block's size), then mprotect() of one page
+ * and back (an unfold, then a fold), fork() with writes on both sides (the
+ * copy-on-write unfolds) and a partial MADV_DONTNEED (an unfold), while
+ * threads write and read back their own pages of every block. The data
+ * must stay right, no thread may fault (a SIGSEGV ends the test), and
+ * every entry of a page written before keeps its dirty bit (read as stored
+ * through the module's user_ptes, not the gathered contpte view).
+ */
+TEST_F_TIMEOUT(linmap, contpte_convert, 300)
+{
+	struct ct_thread th[CT_THREADS];
+	pthread_t tid[CT_THREADS];
+	char path[128], saved[64] = "", *old;
+	struct ct_buf b = { .ps = sysconf(_SC_PAGESIZE) };
+	unsigned long i, blk, round, folded = 0;
+	size_t size, block;
+	struct ct_ptes p;
+	char *raw;
+	int status, fd;
+	pid_t pid;
+
+	b.cont = lm_group_entries(LM_CONT_PTE, b.ps);
+	ASSERT_NE(0, b.cont);
+	block = b.cont * b.ps;
+	snprintf(path, sizeof(path),
+		 "/sys/kernel/mm/transparent_hugepage/hugepages-%zukB/enabled",
+		 block / 1024);
+	old = lm_read_path(path);
+	if (!old)
+		SKIP(return, "no %s: the kernel has no THP (not built, or PREEMPT_RT, where 6.12 has none), so no contiguous user PTEs",
+		     path);
+	/* "always [madvise] never": keep the bracketed one to restore it. */
+	if (strchr(old, '['))
+		sscanf(strchr(old, '[') + 1, "%63[^]]", saved);
+	free(old);
+	fd = open(path, O_WRONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(6, write(fd, "always", 6));
+	close(fd);
+
+	size = CT_BLOCKS * block;
+	raw = mmap(NULL, size + block, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, raw);
+	b.base = (char *)(((uintptr_t)raw + block - 1) & ~(uintptr_t)(block - 1));
+	b.pages = size / b.ps;
+	for (i = 0; i < b.pages; i++)
+		*ct_word(&b, i) = ct_quiet_value(i);
+	for (blk = 0; blk < CT_BLOCKS; blk++) {
+		ct_read_ptes(_metadata, &self->lm, &b, blk, &p);
+		folded += p.cont == b.cont;
+	}
+	if (folded < CT_BLOCKS) {
+		TH_LOG("%lu of %d blocks faulted in as contiguous PTEs", folded, CT_BLOCKS);
+		munmap(raw, size + block);
+		SKIP(goto restore, "the %zukB folios were not allocated", block / 1024);
+	}
+
+	pthread_mutex_init(&b.lock, NULL);
+	for (i = 0; i < CT_THREADS; i++) {
+		th[i] = (struct ct_thread){ &b, i };
+		ASSERT_EQ(0, pthread_create(&tid[i], NULL, ct_thread_fn, &th[i]));
+	}
+
+	/* Block 0: mprotect() of the last page and back, an unfold and a fold. */
+	for (round = 0; round < 50; round++) {
+		char *last = b.base + block - b.ps;
+
+		ASSERT_EQ(0, mprotect(last, b.ps, PROT_READ));
+		if (!round) {
+			ct_read_ptes(_metadata, &self->lm, &b, 0, &p);
+			EXPECT_EQ(0, p.cont) TH_LOG("mprotect() of one page left the block contiguous: %s",
+						    p.cont_map);
+		}
+		ASSERT_EQ(0, mprotect(last, b.ps, PROT_READ | PROT_WRITE));
+	}
+	ct_read_ptes(_metadata, &self->lm, &b, 0, &p);
+	EXPECT_EQ(b.cont, p.cont) TH_LOG("the block did not fold again: %s", p.cont_map);
+	ct_expect_dirty(_metadata, &b, &p, 0, "mprotect()");
+
+	/* Block 1: fork(); each side writes a page, which copies it. */
+	for (round = 0; round < 4; round++) {
+		unsigned long mine = block / b.ps + b.cont - 1;
+
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			unsigned long q = block / b.ps + CT_QUIET;
+			int bad = 0;
+
+			*ct_word(&b, mine) = 0xc41d;
+			bad |= *ct_word(&b, mine) != 0xc41d;
+			bad |= *ct_word(&b, q) != ct_quiet_value(q);
+			_exit(bad);
+		}
+		*ct_word(&b, mine) = ct_quiet_value(mine);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+			TH_LOG("the child read wrong data (status %#x)", status);
+		EXPECT_EQ(ct_quiet_value(mine), *ct_word(&b, mine))
+			TH_LOG("the child's write showed in the parent");
+	}
+	ct_read_ptes(_metadata, &self->lm, &b, 1, &p);
+	EXPECT_EQ(b.cont, p.valid);
+	ct_expect_dirty(_metadata, &b, &p, 1, "fork()");
+
+	/* Block 2: MADV_DONTNEED of its middle page, an unfold. */
+	{
+		unsigned long mid = 2 * b.cont + b.cont / 2;
+
+		ASSERT_EQ(0, madvise(b.base + mid * b.ps, b.ps, MADV_DONTNEED));
+		ct_read_ptes(_metadata, &self->lm, &b, 2, &p);
+		EXPECT_EQ(b.cont - 1, p.valid);
+		EXPECT_EQ(0, p.cont) TH_LOG("a block with a hole is contiguous: %s", p.cont_map);
+		ct_expect_dirty(_metadata, &b, &p, 2, "MADV_DONTNEED");
+		/* Read after the PTEs: the read maps the zero page there. */
+		EXPECT_EQ(0, *ct_word(&b, mid)) TH_LOG("the dropped page kept its data");
+	}
+
+	b.stop = 1;
+	for (i = 0; i < CT_THREADS; i++) {
+		pthread_join(tid[i], NULL);
+		EXPECT_EQ(0, b.errors[i]) TH_LOG("%s", b.first);
+		EXPECT_LT(0, b.rounds[i]);
+	}
+	for (blk = 0; blk < CT_BLOCKS; blk++) {
+		i = blk * b.cont + CT_QUIET;
+		EXPECT_EQ(ct_quiet_value(i), *ct_word(&b, i))
+			TH_LOG("block %lu: the quiet page changed", blk);
+	}
+
+	/*
+	 * A fresh block, the threads stopped (fork() above made the others
+	 * copy-on-write, and the copies left them unfolded for good):
+	 * MADV_FREE cleans every entry, a write dirties the quiet page's
+	 * alone, then an unfold made from the clean last entry must carry
+	 * that dirty bit to every entry, and the fold after it too. Lost, the
+	 * kernel would take the block for clean and drop it under reclaim
+	 * (MADV_PAGEOUT), data and all.
+	 */
+	{
+		char *raw4 = mmap(NULL, 2 * block, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct ct_buf f = b;
+		char *last;
+
+		ASSERT_NE(MAP_FAILED, raw4);
+		f.base = (char *)(((uintptr_t)raw4 + block - 1) & ~(uintptr_t)(block - 1));
+		f.pages = b.cont;
+		last = f.base + block - f.ps;
+		for (i = 0; i < f.pages; i++)
+			*ct_word(&f, i) = ct_quiet_value(i);
+		ct_read_ptes(_metadata, &self->lm, &f, 0, &p);
+		ASSERT_EQ(f.cont, p.cont) TH_LOG("the fresh block is not contiguous: %s", p.cont_map);
+		ASSERT_EQ(0, madvise(f.base, block, MADV_FREE));
+		*ct_word(&f, CT_QUIET) = 0xd1a7;
+		ct_read_ptes(_metadata, &self->lm, &f, 0, &p);
+		TH_LOG("after MADV_FREE and a write: cont_map=%s dirty_map=%s",
+		       p.cont_map, p.dirty_map);
+		ASSERT_EQ(0, mprotect(last, f.ps, PROT_READ));
+		ct_read_ptes(_metadata, &self->lm, &f, 0, &p);
+		EXPECT_EQ(0, p.cont) TH_LOG("mprotect() of one page left the block contiguous");
+		EXPECT_EQ('d', p.dirty_map[CT_QUIET])
+			TH_LOG("the unfold lost the quiet page's dirty bit (dirty_map=%s)",
+			       p.dirty_map);
+		ASSERT_EQ(0, mprotect(last, f.ps, PROT_READ | PROT_WRITE));
+		ct_read_ptes(_metadata, &self->lm, &f, 0, &p);
+		EXPECT_EQ(f.cont, p.cont) TH_LOG("the block did not fold again: %s", p.cont_map);
+		EXPECT_EQ('d', p.dirty_map[CT_QUIET])
+			TH_LOG("the fold lost the quiet page's dirty bit (dirty_map=%s)",
+			       p.dirty_map);
+		if (madvise(f.base, block, MADV_PAGEOUT))
+			TH_LOG("no MADV_PAGEOUT (%s): reclaim not tried", strerror(errno));
+		EXPECT_EQ(0xd1a7, *ct_word(&f, CT_QUIET))
+			TH_LOG("reclaim dropped a page written after MADV_FREE: it read %#lx",
+			       *ct_word(&f, CT_QUIET));
+		munmap(raw4, 2 * block);
+	}
+	TH_LOG("thread rounds %lu %lu %lu; %lu-page blocks", b.rounds[0],
+	       b.rounds[1], b.rounds[2], b.cont);
+	munmap(raw, size + block);
+restore:
+	if (saved[0]) {
+		fd = open(path, O_WRONLY);
+		if (fd >= 0) {
+			if (write(fd, saved, strlen(saved)) < 0)
+				TH_LOG("cannot restore %s to %s", path, saved);
+			close(fd);
+		}
 	}
 }
 
