@@ -387,7 +387,7 @@ check_smmu() {
 	fi
 	sva=$(( (feat >> 17) & 1 ))
 	smmu_bbml2=$(( (feat >> 23) & 1 ))
-	refused=$(grep -c 'no SVA: BBM level 2 missing' "$log" || true)
+	refused=$(grep -c 'SVA disabled: no BBM level 2' "$log" || true)
 	if [ "$cpu" = 1 ] && [ $smmu_bbml2 = 0 ]; then
 		[ $sva = 0 ] && [ "$refused" -ge 1 ] &&
 			ok "$name (CPUs BBML2_NOABORT, SMMU BBM level < 2: SVA refused, features $feat)" ||
@@ -414,6 +414,7 @@ check_own_bbm() {
 	fi
 	want=0
 	[ "$level" -ge 3 ] && want=1
+	midr=$(printf '%#x' "$midr" 2>/dev/null || echo "$midr")
 	[ "$cpu" = "$want" ] &&
 		ok "$name (BBM level $level, MIDR $midr: BBML2_NOABORT=$cpu)" ||
 		bad "$name" "BBM level $level, MIDR $midr, yet bbml2=$cpu"
