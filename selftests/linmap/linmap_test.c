@@ -2731,6 +2731,16 @@ TEST_F(linmap_last, kfence_late_pool)
 
 	if (self->lm.st.kfence != LM_KFENCE_LATE || !self->lm.st.kfence_pool.none)
 		SKIP(return, "needs KFENCE built in and not started at boot");
+	/*
+	 * 6.12's kfence_init_late() takes the pool's address before it
+	 * allocates it, so when alloc_contig_pages() (COMPACTION, hence THP)
+	 * finds the pool but not the metadata, it frees from address 0 and
+	 * oopses in free_contig_range(). With 64K pages, whose 512M
+	 * pageblocks the stress leaves few of, that happens.
+	 */
+	if (self->lm.st.page_size == 65536 &&
+	    !access("/sys/kernel/mm/transparent_hugepage", F_OK))
+		SKIP(return, "not tried: 6.12's kfence_init_late() oopses when alloc_contig_pages() finds its pool but not its metadata, as 64K pages with COMPACTION (THP) make likely");
 	fd = open(param, O_WRONLY);
 	if (fd < 0)
 		SKIP(return, "cannot open %s: %s", param, strerror(errno));
