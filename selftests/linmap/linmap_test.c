@@ -2194,7 +2194,7 @@ TEST_F_TIMEOUT(linmap, contpte_convert, 300)
 	size_t size, block;
 	struct ct_ptes p;
 	char *raw;
-	int status, fd;
+	int status;
 	pid_t pid;
 
 	b.cont = lm_group_entries(LM_CONT_PTE, b.ps);
@@ -2211,10 +2211,7 @@ TEST_F_TIMEOUT(linmap, contpte_convert, 300)
 	if (strchr(old, '['))
 		sscanf(strchr(old, '[') + 1, "%63[^]]", saved);
 	free(old);
-	fd = open(path, O_WRONLY);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(6, write(fd, "always", 6));
-	close(fd);
+	ASSERT_EQ(0, lm_write_path(path, "always")) TH_LOG("cannot write %s", path);
 
 	size = CT_BLOCKS * block;
 	raw = mmap(NULL, size + block, PROT_READ | PROT_WRITE,
@@ -2360,14 +2357,8 @@ TEST_F_TIMEOUT(linmap, contpte_convert, 300)
 	       b.rounds[1], b.rounds[2], b.cont);
 	munmap(raw, size + block);
 restore:
-	if (saved[0]) {
-		fd = open(path, O_WRONLY);
-		if (fd >= 0) {
-			if (write(fd, saved, strlen(saved)) < 0)
-				TH_LOG("cannot restore %s to %s", path, saved);
-			close(fd);
-		}
-	}
+	if (saved[0] && lm_write_path(path, saved))
+		TH_LOG("cannot restore %s to %s", path, saved);
 }
 
 /* set_memory_ro() and back on a vmalloc area, a part of it or all of it. */
