@@ -18,7 +18,7 @@ export KSRC SERIES PAGE_SIZE VA_BITS DEBUG MEM SMP QEMU_TIMEOUT CMDLINE STRESS B
 
 S := scripts
 
-.PHONY: help deps tree apply config kernel kmod selftests initramfs boot \
+.PHONY: help deps tree apply config kernel kmod selftests initramfs rootfs boot \
 	run check check-geometries soak modes bench bench-quick check-series install-tests \
 	clean distclean
 
@@ -48,6 +48,10 @@ selftests: apply
 
 initramfs: kmod selftests
 	@$(S)/initramfs.sh
+
+# The workload guests' Debian arm64 userspace (an ext4 image, cached).
+rootfs: deps
+	@$(S)/rootfs.sh
 
 boot: initramfs
 	@JOB=shell $(S)/boot.sh

@@ -11,6 +11,8 @@
 #                         the kernel has the test-only patch
 #   QEMU_CPU=...          the CPU model (default max,pauth-impdef=on)
 #   IOMMU=smmuv3          add QEMU's SMMUv3 (-machine virt,iommu=smmuv3)
+#   ROOTFS=<image>        attach a disk image read-only as /dev/vda (the
+#                         workload guests' Debian userspace, scripts/rootfs.sh)
 #   ICOUNT=N              run under -icount shift=N,sleep=off: virtual time
 #                         follows the instruction count (2^N ns each) and
 #                         jumps to the next timer when every vCPU idles, so
@@ -61,6 +63,11 @@ qemu=(qemu-system-aarch64 -M "$machine"
       -cpu "${QEMU_CPU:-max,pauth-impdef=on}" -smp "$SMP" -m "$MEM"
       -nodefaults -display none -serial stdio -no-reboot
       -kernel "$IMAGE" -initrd "$INITRD" -append "$append")
+if [ -n "${ROOTFS:-}" ]; then
+	[ -f "$ROOTFS" ] || die "no disk image at ROOTFS=$ROOTFS; run scripts/rootfs.sh"
+	qemu+=(-drive "if=none,id=rootfs,file=$ROOTFS,format=raw,readonly=on"
+	       -device virtio-blk-device,drive=rootfs)
+fi
 if [ -n "${ICOUNT:-}" ]; then
 	[[ "$ICOUNT" =~ ^[0-9]+$ ]] || die "ICOUNT must be a shift, 0 to 10 (got '$ICOUNT')"
 	qemu+=(-icount "shift=$ICOUNT,sleep=off")

@@ -211,6 +211,18 @@ deps_checks() {
 }
 deps_checks
 
+# The Debian userspace: a package the archive does not have is named, and
+# nothing is left in the cache.
+printf 'fio\nlinmap-no-such-package\n' >"$T/rootfs.pkgs"
+expect_fail "rootfs: a package missing from the archive is named" \
+	'not found for arm64: linmap-no-such-package' \
+	env ROOTFS_PKGS="$T/rootfs.pkgs" ROOTFS_CACHE="$T/rootfs-cache" "$TOP/scripts/rootfs.sh"
+if [ -z "$(ls -A "$T/rootfs-cache" 2>/dev/null)" ]; then
+	ok "rootfs: a failed build leaves nothing in the cache"
+else
+	bad "rootfs: a failed build leaves nothing in the cache" "$(ls -la "$T/rootfs-cache")"
+fi
+
 # make install-tests refuses what cannot give a module for an arm64 board.
 mkdir -p "$T/kdir-nosym" "$T/kdir-x86/include/config"
 echo CONFIG_X86_64=y >"$T/kdir-x86/.config"
@@ -334,15 +346,36 @@ boot_guest() {
 	fi
 }
 
+# The workload guests' Debian userspace (scripts/rootfs.sh), built or
+# taken from its cache once per run.
+ROOTFS_IMG=
+rootfs_image() {
+	[ -z "$ROOTFS_IMG" ] || return 0
+	if ROOTFS_IMG=$("$TOP/scripts/rootfs.sh" 2>"$CHECK/rootfs.log"); then
+		ok "rootfs: the Debian userspace of the workload guests (${ROOTFS_IMG##*/})"
+	else
+		bad "rootfs: the Debian userspace of the workload guests" "$(tail -10 "$CHECK/rootfs.log")"
+		ROOTFS_IMG=
+		return 1
+	fi
+}
+
 # guest PAGE_SIZE MODE CMDLINE [STRESS] [SMP]: boot in a mode, run the
 # selftests there. CMDLINE's qemu:VAR=VALUE words are boot.sh settings
-# (QEMU_CPU, IOMMU, BBML2), not kernel arguments.
+# (QEMU_CPU, IOMMU, BBML2, JOB; ROOTFS=debian for the Debian userspace),
+# not kernel arguments.
 guest() {
 	local ps=$1 mode=$1-$2 cmd= stress=${4:-} smp=${5:-${SMP:-4}} w
 	local data=$CHECK/$mode.data qemu=()
 	for w in $3; do
 		case $w in
-		qemu:QEMU_CPU=*|qemu:IOMMU=*|qemu:BBML2=*) qemu+=("${w#qemu:}") ;;
+		qemu:QEMU_CPU=*|qemu:IOMMU=*|qemu:BBML2=*|qemu:JOB=*) qemu+=("${w#qemu:}") ;;
+		qemu:ROOTFS=debian)
+			if ! rootfs_image; then
+				bad "$mode: guest booted (no Debian userspace, see above)"
+				return 0
+			fi
+			qemu+=("ROOTFS=$ROOTFS_IMG") ;;
 		qemu:*) bad "$mode: unknown boot setting '$w' in scripts/modes.tsv"; return 0 ;;
 		*) cmd+="${cmd:+ }$w" ;;
 		esac
@@ -514,16 +547,18 @@ for g in "${guests[@]}"; do
 done
 [ "$CHECK_JOB" = check ] && [ "$CHECK_PART" = all ] || finish
 
-# ---- 3a. the core series alone ---------------------------------------------
+# ---- 3a. the core series alone, and the unpatched base ---------------------
 # A distribution may take the core series without the healing one: its
 # kernel, with the core's test-only patches (CHECK_CORE_PAGE_SIZES, 4K by
 # default), boots in the core tree's modes of scripts/modes.tsv; the tests
-# that need the healing series skip there and say so. Its results are
-# prefixed "core: ", its logs in out/check/core/.
-core_tree() {
+# that need the healing series skip there and say so. Then the unpatched
+# 6.12 (4K) runs the real workloads, the yardstick for the series' own
+# workload guests (CHECK_BASE_MODES, by default its workload-* modes).
+# Results are prefixed "core: " and "base: ", logs in out/check/core/ and
+# out/check/base/.
+nested_tree() {	# SERIES PREFIX PAGE_SIZES MODES
 	local line tallied=
-	[ "$TREE" = series ] && [ -n "$(patches_in "$PATCHDIR"/heal/*.patch)" ] || return 0
-	msg "the core series alone"
+	msg "the $1 tree: ${4:-its modes}"
 	while IFS= read -r line; do
 		case "$line" in
 		PASS:*) pass=$((pass + 1)) ;;
@@ -532,13 +567,32 @@ core_tree() {
 		[0-9]*" passed, "*" failed, "*) tallied=1; continue ;;
 		esac
 		printf '%s\n' "$line"
-	done < <(SERIES=core CHECK_PART=trees CHECK_DIR="$CHECK/core" RESULT_PREFIX="core: " \
-		CHECK_PAGE_SIZES="${CHECK_CORE_PAGE_SIZES:-4K}" "$TOP/scripts/check.sh" 2>&1)
+	done < <(SERIES=$1 CHECK_PART=trees CHECK_DIR="$CHECK/$2" RESULT_PREFIX="$2: " \
+		CHECK_PAGE_SIZES="$3" CHECK_MODES="$4" "$TOP/scripts/check.sh" 2>&1)
 	# A run that died (an error before its tally) must not pass unseen.
-	[ -n "$tallied" ] || bad "core: the core tree's run ended without its tally" \
-		"see the lines above and $CHECK/core"
+	[ -n "$tallied" ] || bad "$2: the $1 tree's run ended without its tally" \
+		"see the lines above and $CHECK/$2"
 }
-core_tree
+if [ "$TREE" = series ] && [ -n "$(patches_in "$PATCHDIR"/heal/*.patch)" ]; then
+	nested_tree core core "${CHECK_CORE_PAGE_SIZES:-4K}" "${CHECK_MODES:-}"
+fi
+base_modes() {
+	local m out=
+	[ -z "${CHECK_BASE_MODES:-}" ] || { echo "$CHECK_BASE_MODES"; return; }
+	for m in $(python3 "$TOP/scripts/modes.py" names check base workload-); do
+		[ -z "${CHECK_MODES:-}" ] || [[ " $CHECK_MODES " == *" $m "* ]] || continue
+		out+="${out:+ }$m"
+	done
+	echo "$out"
+}
+if [ "$TREE" = series ]; then
+	bm=$(base_modes)
+	if [ -n "$bm" ]; then
+		nested_tree off base 4K "$bm"
+	else
+		skip "base: the unpatched tree's workload guests" "CHECK_MODES leaves them out"
+	fi
+fi
 
 # ---- 3b. as on a board ----------------------------------------------------
 # The 'make install-tests' tarball for the first kernel built, unpacked in

@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 # Install the Debian packages the kit needs, and fetch Debian's arm64
 # busybox for the initramfs. Idempotent: does nothing when all is present.
-# python3-ply and python3-git: checkpatch's SPDX check of a new file.
+# python3-ply and python3-git: checkpatch's SPDX check of a new file;
+# e2fsprogs: mke2fs for the workload guests' disk (scripts/rootfs.sh).
 . "$(dirname "$0")/lib.sh"
 
 PKGS=(make gcc libc6-dev flex bison bc libssl-dev libelf-dev cpio xz-utils
       gzip kmod git python3 ccache gcc-aarch64-linux-gnu
       libc6-dev-arm64-cross qemu-system-arm linux-source-6.12 b4
-      gnuplot-nox sparse python3-ply python3-git)
+      gnuplot-nox sparse python3-ply python3-git e2fsprogs)
 
 # --list: the packages, one line, for the kit's own test of this script.
 if [ "${1:-}" = --list ]; then

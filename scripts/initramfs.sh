@@ -26,6 +26,7 @@ for app in $("$TOP/scripts/guest/applets"); do
 	ln -sf busybox "$root/bin/$app"
 done
 install -m 755 "$TOP/scripts/guest/init" "$root/init"
+install -m 755 "$TOP/scripts/guest/workloads" "$root/bin/linmap_workloads"
 install -m 644 "$KO" "$BUILD/kmod/linmap_churn.ko" "$root/lib/modules/"
 # Built only for kernels with KUnit.
 [ ! -f "$BUILD/kmod/linmap_kunit.ko" ] ||

@@ -8,6 +8,8 @@ usage:
   modes.py list JOB TREE GEOMETRY... one guest a line, in boot order:
                                      geometry, name, cmdline, stress, smp,
                                      checks, tab-separated, '-' for none
+  modes.py names JOB TREE [PREFIX]   the names of JOB's modes for TREE (that
+                                     start with PREFIX), one line
   modes.py show                      every job and tree with its default
                                      geometries, as 'list' prints them
 Environment: CHURN_SECS (5), SOAK_SECS (600), STRESS (replaces a mode's
@@ -87,6 +89,15 @@ def main(argv):
     elif len(argv) >= 3 and argv[0] == "list":
         for g in guests(argv[1], argv[2], argv[3:]):
             print("\t".join(g))
+    elif len(argv) in (3, 4) and argv[0] == "names":
+        _, modes = table()
+        names = []
+        for m in modes:
+            wanted = m["tree"] == argv[2] or (m["tree"] == "*" and argv[2] != "core")
+            if m["job"] == argv[1] and wanted and m["name"].startswith(argv[3:] and argv[3] or ""):
+                if m["name"] not in names:
+                    names.append(m["name"])
+        print(" ".join(names))
     elif argv == ["show"]:
         for job in JOBS:
             for tree in TREES:
