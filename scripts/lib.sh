@@ -61,20 +61,22 @@ DEFAULT_KSRC=$OUT/linux
 KSRC=${KSRC:-$DEFAULT_KSRC}
 KSRC=$(realpath -m "$KSRC")
 
-# Upstream series and test-only patches, in application order: the core
+# Upstream series and test-only patches, in application order: fixes to
+# 6.12 itself that the kit's workflows need (patches/fixes/), the core
 # series and its test-only patches, then (unless SERIES=core) the healing
 # series on top and its own test-only patches.
 PATCHDIR=${PATCHDIR:-$TOP/patches}
 series_patches() {
-	patches_in "$PATCHDIR"/*.patch "$PATCHDIR"/testing/*.patch
+	patches_in "$PATCHDIR"/fixes/*.patch "$PATCHDIR"/*.patch "$PATCHDIR"/testing/*.patch
 	[ "$SERIES" = core ] ||
 		patches_in "$PATCHDIR"/heal/*.patch "$PATCHDIR"/heal/testing/*.patch
 }
 
-# Test-only instrumentation for the unpatched kernel: the same counters the
-# series' testing patches add, so the benchmarks compare like with like.
+# The unpatched kernel: 6.12 with the same fixes, and test-only
+# instrumentation, the counters the series' testing patches add, so the
+# benchmarks compare like with like.
 base_patches() {
-	patches_in "$PATCHDIR"/base-testing/*.patch
+	patches_in "$PATCHDIR"/fixes/*.patch "$PATCHDIR"/base-testing/*.patch
 }
 
 patches_in() {	# GLOB...: the patches that exist, without a cover letter
