@@ -11,8 +11,10 @@
 #                         the kernel has the test-only patch
 #   QEMU_CPU=...          the CPU model (default max,pauth-impdef=on)
 #   IOMMU=smmuv3          add QEMU's SMMUv3 (-machine virt,iommu=smmuv3)
-#   ROOTFS=<image>        attach a disk image read-only as /dev/vda (the
-#                         workload guests' Debian userspace, scripts/rootfs.sh)
+#   ROOTFS=<image>        attach a disk image read-only (the workload
+#                         guests' Debian userspace, scripts/rootfs.sh)
+#   DISK2=<image>         a second disk, read-only (the kexec guests' kernel
+#                         and initramfs); the guest finds disks by label
 #   ICOUNT=N              run under -icount shift=N,sleep=off: virtual time
 #                         follows the instruction count (2^N ns each) and
 #                         jumps to the next timer when every vCPU idles, so
@@ -67,6 +69,11 @@ if [ -n "${ROOTFS:-}" ]; then
 	[ -f "$ROOTFS" ] || die "no disk image at ROOTFS=$ROOTFS; run scripts/rootfs.sh"
 	qemu+=(-drive "if=none,id=rootfs,file=$ROOTFS,format=raw,readonly=on"
 	       -device virtio-blk-device,drive=rootfs)
+fi
+if [ -n "${DISK2:-}" ]; then
+	[ -f "$DISK2" ] || die "no disk image at DISK2=$DISK2"
+	qemu+=(-drive "if=none,id=disk2,file=$DISK2,format=raw,readonly=on"
+	       -device virtio-blk-device,drive=disk2)
 fi
 if [ -n "${ICOUNT:-}" ]; then
 	[[ "$ICOUNT" =~ ^[0-9]+$ ]] || die "ICOUNT must be a shift, 0 to 10 (got '$ICOUNT')"

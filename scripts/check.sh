@@ -360,10 +360,23 @@ rootfs_image() {
 	fi
 }
 
+# The kexec guests' second disk: the geometry's own kernel and initramfs,
+# for kexec -s -l in the guest.
+kexec_disk() {	# PAGE_SIZE: prints the image's path
+	local ps=$1 d=$CHECK/kexec-$1 build
+	read -r _ _ _ build < <(geometry "$ps")
+	[ -f "$d.ext4" ] && { echo "$d.ext4"; return 0; }
+	rm -rf "$d" && mkdir -p "$d/files" &&
+		cp "$build/arch/arm64/boot/Image" "$build/initramfs.cpio.gz" "$d/files/" &&
+		mke2fs -q -t ext4 -L linmap-kexec -d "$d/files" "$d.ext4" \
+			"$(( $(du -sm "$d/files" | cut -f1) + 16 ))M" >&2 &&
+		rm -rf "$d" && echo "$d.ext4"
+}
+
 # guest PAGE_SIZE MODE CMDLINE [STRESS] [SMP]: boot in a mode, run the
 # selftests there. CMDLINE's qemu:VAR=VALUE words are boot.sh settings
-# (QEMU_CPU, IOMMU, BBML2, JOB; ROOTFS=debian for the Debian userspace),
-# not kernel arguments.
+# (QEMU_CPU, IOMMU, BBML2, JOB; ROOTFS=debian for the Debian userspace,
+# DISK2=kexec for the kernel to kexec), not kernel arguments.
 guest() {
 	local ps=$1 mode=$1-$2 cmd= stress=${4:-} smp=${5:-${SMP:-4}} w
 	local data=$CHECK/$mode.data qemu=()
@@ -376,6 +389,12 @@ guest() {
 				return 0
 			fi
 			qemu+=("ROOTFS=$ROOTFS_IMG") ;;
+		qemu:DISK2=kexec)
+			if ! w=$(kexec_disk "$ps"); then
+				bad "$mode: guest booted (no disk with the kernel to kexec)"
+				return 0
+			fi
+			qemu+=("DISK2=$w") ;;
 		qemu:*) bad "$mode: unknown boot setting '$w' in scripts/modes.tsv"; return 0 ;;
 		*) cmd+="${cmd:+ }$w" ;;
 		esac
@@ -511,6 +530,21 @@ same_layout() {
 	fi
 }
 
+# The kexec guests: the first kernel loaded the second with kexec -s -l
+# and rebooted into it; the record is the second kernel's.
+check_kexec() {	# GEOMETRY MODE
+	local log=$CHECK/$1-$2.log data=$CHECK/$1-$2.data boots
+	# The data file: written only by a kernel that finished its job.
+	boots=$(grep -c 'Booting Linux on physical CPU' "$log" 2>/dev/null || true)
+	if [ "$boots" = 2 ] && [ -f "$data" ] &&
+	   grep -q 'Kernel command line:.*linmap\.kexec=1' "$log"; then
+		ok "$1-$2: kexec -s -l and -e booted the second kernel, which ran the tests"
+	else
+		bad "$1-$2: kexec -s -l and -e booted the second kernel, which ran the tests" \
+			"$boots kernel boots in $log; $(grep -E '^(not ok|# kexec|# Cannot|# kexec:)' "$log" | head -8)"
+	fi
+}
+
 # host_checks GEOMETRY MODE CHECKS: the modes.tsv checks after a guest.
 host_checks() {
 	local ps=$1 mode=$2 c
@@ -521,6 +555,7 @@ host_checks() {
 		bringup-split) check_bringup_split "$ps" "$CHECK/$ps-$mode.log" ;;
 		smmu) check_smmu "$ps" "$mode" ;;
 		own-bbm) check_own_bbm "$ps" "$mode" ;;
+		kexec) check_kexec "$ps" "$mode" ;;
 		same-layout=*)
 			if [ -n "${CHECK_MODES:-}" ] && [[ " $CHECK_MODES " != *" ${c#*=} "* ]]; then
 				skip "$ps-${c#*=}: linear map at boot has the same leaves as $ps-$mode" \
@@ -669,6 +704,16 @@ if grep -qx 'module=failed' "$CHECK/drill-nomod.data" 2>/dev/null &&
 else
 	bad "drill: a module that fails to load is reported with its dmesg lines" \
 		"see $CHECK/drill-nomod.log"
+fi
+
+JOB=workload NAME=drill-nodisk LOGDIR=$CHECK PAGE_SIZE="${built[0]}" \
+	CMDLINE="linmap.workloads=memcached" "$TOP/scripts/boot.sh" >/dev/null 2>&1 || true
+if [ -f "$CHECK/drill-nodisk.data" ] &&
+   linmap_data tap "$CHECK/drill-nodisk.data" | grep -q '^fail	[0-9]* workload\.setup'; then
+	ok "drill: a workload guest without its Debian disk fails, it is not skipped"
+else
+	bad "drill: a workload guest without its Debian disk fails, it is not skipped" \
+		"see $CHECK/drill-nodisk.log"
 fi
 
 # ---- 5. the main job ------------------------------------------------------
