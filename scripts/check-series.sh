@@ -77,7 +77,9 @@ else
 	git -C "$KSRC" worktree add -q --detach "$src" "$base"
 fi
 
-for p in "${patches[@]}" "${bpatches[@]}"; do
+# patches/fixes/ is in both lists: check each patch once.
+mapfile -t checked < <(printf '%s\n' "${patches[@]}" "${bpatches[@]}" | awk '!seen[$0]++')
+for p in "${checked[@]}"; do
 	name=${p#$PATCHDIR/}
 	# The base is a tarball imported as one commit: no upstream commit ID
 	# (Fixes:) can be looked up in it. A new file (the trace events'

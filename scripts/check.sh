@@ -132,6 +132,17 @@ expect_fail "kit: a WARNING in the console log fails the run" 'kernel splat' \
 printf 'BUG: sleeping function called from invalid context at mm/x.c:1\n' >"$T/sleep.log"
 expect_fail "kit: a might-sleep report fails the run" 'kernel splat' \
 	"$TOP/scripts/scan-log.sh" "$T/sleep.log"
+printf '%s\n' 'linmap: exiting init to panic into the crash kernel' \
+	'[    9.0] Kernel panic - not syncing: Attempted to kill init!' '[    9.1] Call trace:' \
+	'[    0.0] Booting Linux on physical CPU 0x0' '[    1.0] ok' >"$T/kdump.log"
+if "$TOP/scripts/scan-log.sh" "$T/kdump.log" >/dev/null 2>&1; then
+	ok "kit: the kdump guests' own panic passes the scan when a crash kernel boots"
+else
+	bad "kit: the kdump guests' own panic passes the scan when a crash kernel boots"
+fi
+head -3 "$T/kdump.log" >"$T/kdump-dead.log"
+expect_fail "kit: the same panic with no crash kernel after it fails the run" 'kernel splat' \
+	"$TOP/scripts/scan-log.sh" "$T/kdump-dead.log"
 printf '[    1.0] Booting Linux\n[    2.0] Run /init as init process\n' >"$T/clean.log"
 if "$TOP/scripts/scan-log.sh" "$T/clean.log"; then
 	ok "kit: a clean console log passes the scan"
@@ -530,18 +541,23 @@ same_layout() {
 	fi
 }
 
-# The kexec guests: the first kernel loaded the second with kexec -s -l
-# and rebooted into it; the record is the second kernel's.
-check_kexec() {	# GEOMETRY MODE
-	local log=$CHECK/$1-$2.log data=$CHECK/$1-$2.data boots
-	# The data file: written only by a kernel that finished its job.
+# The kexec and kdump guests: the first kernel loaded the second with
+# kexec -s -l and rebooted into it, or loaded a crash kernel with kexec
+# -s -p and panicked; the record is the second kernel's.
+check_kexec() {	# GEOMETRY MODE kexec|kdump
+	local log=$CHECK/$1-$2.log data=$CHECK/$1-$2.data boots what
+	case $3 in
+	kexec) what="kexec -s -l and -e booted the second kernel, which ran the tests" ;;
+	kdump) what="kexec -s -p and a panic booted the crash kernel, which ran the tests" ;;
+	esac
 	boots=$(grep -c 'Booting Linux on physical CPU' "$log" 2>/dev/null || true)
+	# The data file: written only by a kernel that finished its job.
 	if [ "$boots" = 2 ] && [ -f "$data" ] &&
-	   grep -q 'Kernel command line:.*linmap\.kexec=1' "$log"; then
-		ok "$1-$2: kexec -s -l and -e booted the second kernel, which ran the tests"
+	   grep -q "Kernel command line:.*linmap\.$3=1" "$log"; then
+		ok "$1-$2: $what"
 	else
-		bad "$1-$2: kexec -s -l and -e booted the second kernel, which ran the tests" \
-			"$boots kernel boots in $log; $(grep -E '^(not ok|# kexec|# Cannot|# kexec:)' "$log" | head -8)"
+		bad "$1-$2: $what" \
+			"$boots kernel boots in $log; $(grep -E '^(not ok|# kexec|# Cannot|# kexec:|# crash)' "$log" | head -8)"
 	fi
 }
 
@@ -555,7 +571,7 @@ host_checks() {
 		bringup-split) check_bringup_split "$ps" "$CHECK/$ps-$mode.log" ;;
 		smmu) check_smmu "$ps" "$mode" ;;
 		own-bbm) check_own_bbm "$ps" "$mode" ;;
-		kexec) check_kexec "$ps" "$mode" ;;
+		kexec|kdump) check_kexec "$ps" "$mode" "$c" ;;
 		same-layout=*)
 			if [ -n "${CHECK_MODES:-}" ] && [[ " $CHECK_MODES " != *" ${c#*=} "* ]]; then
 				skip "$ps-${c#*=}: linear map at boot has the same leaves as $ps-$mode" \

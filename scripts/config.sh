@@ -10,9 +10,10 @@ CONFIGS=$TOP/scripts/configs
 mkdir -p "$BUILD"
 echo "CONFIG_ARM64_VA_BITS_$VA_BITS=y" >"$BUILD/va.config"
 frags=("$CONFIGS/base.config" "$CONFIGS/$PAGE_SIZE.config" "$BUILD/va.config")
-# The workload guests' options in the 4K kernels only, the geometry they
-# boot in: the other page sizes' kernels stay as small as they were.
-[ "$PAGE_SIZE" != 4K ] || frags+=("$CONFIGS/workload.config")
+# The workload guests' options in the 4K test kernels only, the geometry
+# and kernels they boot: the other page sizes' kernels, and the bench's
+# (DEBUG=off), stay as small as they were.
+[ "$PAGE_SIZE" != 4K ] || [ "$DEBUG" != on ] || frags+=("$CONFIGS/workload.config")
 if [ "$DEBUG" = on ]; then
 	frags+=("$CONFIGS/debug.config")
 	# Debug options that only one page size's kernel carries.
