@@ -15,6 +15,9 @@
 #                         guests' Debian userspace, scripts/rootfs.sh)
 #   DISK2=<image>         a second disk, read-only (the kexec guests' kernel
 #                         and initramfs); the guest finds disks by label
+#   SWAP=<image>          a writable disk for swap (the hibernation guests)
+#   END_MARKER=<regex>    the console line that ends a run well (default
+#                         ^@@LINMAP-END; a hibernating guest prints its own)
 #   ICOUNT=N              run under -icount shift=N,sleep=off: virtual time
 #                         follows the instruction count (2^N ns each) and
 #                         jumps to the next timer when every vCPU idles, so
@@ -75,6 +78,11 @@ if [ -n "${DISK2:-}" ]; then
 	qemu+=(-drive "if=none,id=disk2,file=$DISK2,format=raw,readonly=on"
 	       -device virtio-blk-device,drive=disk2)
 fi
+if [ -n "${SWAP:-}" ]; then
+	[ -f "$SWAP" ] || die "no disk image at SWAP=$SWAP"
+	qemu+=(-drive "if=none,id=swap,file=$SWAP,format=raw"
+	       -device virtio-blk-device,drive=swap)
+fi
 if [ -n "${ICOUNT:-}" ]; then
 	[[ "$ICOUNT" =~ ^[0-9]+$ ]] || die "ICOUNT must be a shift, 0 to 10 (got '$ICOUNT')"
 	qemu+=(-icount "shift=$ICOUNT,sleep=off")
@@ -101,7 +109,8 @@ elif [ $rc != 0 ]; then
 	printf 'FAIL %s: QEMU exited with status %s\n' "$NAME" "$rc" >&2
 	fail=1
 fi
-if ! grep -q '^@@LINMAP-END' "$log"; then
+end=${END_MARKER:-^@@LINMAP-END}
+if ! grep -q "$end" "$log"; then
 	printf 'FAIL %s: the guest did not finish (panic or crash?); last lines:\n' "$NAME" >&2
 	tail -15 "$log" | sed 's/^/    /' >&2
 	fail=1

@@ -384,13 +384,42 @@ kexec_disk() {	# PAGE_SIZE: prints the image's path
 		rm -rf "$d" && echo "$d.ext4"
 }
 
+# The hibernation guests: two boots on one swap disk. The first hibernates
+# and powers off ("linmap: hibernating" ends it well); the second restores
+# the image, and the restored kernel reports the first boot's job.
+hibernate_guest() {	# PAGE_SIZE MODE CMDLINE BOOT-SETTINGS...
+	local ps=$1 mode=$2 cmd=$3 swap=$CHECK/$2.swap log=$CHECK/$2-hibernate.log
+	shift 3
+	rm -f "$swap"
+	if ! { truncate -s 1G "$swap" && mkswap -q "$swap"; } >"$CHECK/$mode.mkswap" 2>&1; then
+		bad "$mode: a swap disk" "$(cat "$CHECK/$mode.mkswap")"
+		return 0
+	fi
+	msg "guest $mode: hibernate, then resume"
+	if geo "$ps" env "$@" JOB=workload SWAP="$swap" NAME="$mode-hibernate" LOGDIR="$CHECK" \
+		END_MARKER='^linmap: hibernating' CMDLINE="$cmd ${CMDLINE:-}" \
+		"$TOP/scripts/boot.sh" >"$CHECK/$mode-hibernate.boot" 2>&1 &&
+	   grep -q 'PM: Image saving done' "$log" && grep -q 'reboot: Power down' "$log"; then
+		ok "$mode: the guest wrote its hibernation image and powered off"
+	else
+		bad "$mode: the guest wrote its hibernation image and powered off" \
+			"$(tail -5 "$CHECK/$mode-hibernate.boot"); console log: $log"
+		return 0
+	fi
+	boot_guest "$ps" "$mode" "$@" JOB=resume SWAP="$swap" CMDLINE="$cmd ${CMDLINE:-}"
+	rm -f "$swap"
+	[ -f "$CHECK/$mode.data" ] && count_tap "$mode" "$CHECK/$mode.data"
+	return 0
+}
+
 # guest PAGE_SIZE MODE CMDLINE [STRESS] [SMP]: boot in a mode, run the
 # selftests there. CMDLINE's qemu:VAR=VALUE words are boot.sh settings
 # (QEMU_CPU, IOMMU, BBML2, JOB; ROOTFS=debian for the Debian userspace,
-# DISK2=kexec for the kernel to kexec), not kernel arguments.
+# DISK2=kexec for the kernel to kexec, SWAP=new for a hibernation guest's
+# new swap disk), not kernel arguments.
 guest() {
 	local ps=$1 mode=$1-$2 cmd= stress=${4:-} smp=${5:-${SMP:-4}} w
-	local data=$CHECK/$mode.data qemu=()
+	local data=$CHECK/$mode.data qemu=() swap=
 	for w in $3; do
 		case $w in
 		qemu:QEMU_CPU=*|qemu:IOMMU=*|qemu:BBML2=*|qemu:JOB=*) qemu+=("${w#qemu:}") ;;
@@ -400,6 +429,7 @@ guest() {
 				return 0
 			fi
 			qemu+=("ROOTFS=$ROOTFS_IMG") ;;
+		qemu:SWAP=new) swap=1 ;;
 		qemu:DISK2=kexec)
 			if ! w=$(kexec_disk "$ps"); then
 				bad "$mode: guest booted (no disk with the kernel to kexec)"
@@ -410,6 +440,10 @@ guest() {
 		*) cmd+="${cmd:+ }$w" ;;
 		esac
 	done
+	if [ -n "$swap" ]; then
+		hibernate_guest "$ps" "$mode" "$cmd" SMP="$smp" "${qemu[@]}"
+		return 0
+	fi
 	msg "guest $mode: $cmd${qemu[*]:+ (${qemu[*]})}"
 	boot_guest "$ps" "$mode" JOB=check SMP="$smp" "${qemu[@]}" CMDLINE="$cmd ${CMDLINE:-}" STRESS="$stress"
 	[ -f "$data" ] || return 0
