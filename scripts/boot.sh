@@ -68,21 +68,17 @@ qemu=(qemu-system-aarch64 -M "$machine"
       -cpu "${QEMU_CPU:-max,pauth-impdef=on}" -smp "$SMP" -m "$MEM"
       -nodefaults -display none -serial stdio -no-reboot
       -kernel "$IMAGE" -initrd "$INITRD" -append "$append")
-if [ -n "${ROOTFS:-}" ]; then
-	[ -f "$ROOTFS" ] || die "no disk image at ROOTFS=$ROOTFS; run scripts/rootfs.sh"
-	qemu+=(-drive "if=none,id=rootfs,file=$ROOTFS,format=raw,readonly=on"
-	       -device virtio-blk-device,drive=rootfs)
-fi
-if [ -n "${DISK2:-}" ]; then
-	[ -f "$DISK2" ] || die "no disk image at DISK2=$DISK2"
-	qemu+=(-drive "if=none,id=disk2,file=$DISK2,format=raw,readonly=on"
-	       -device virtio-blk-device,drive=disk2)
-fi
-if [ -n "${SWAP:-}" ]; then
-	[ -f "$SWAP" ] || die "no disk image at SWAP=$SWAP"
-	qemu+=(-drive "if=none,id=swap,file=$SWAP,format=raw"
-	       -device virtio-blk-device,drive=swap)
-fi
+# disk VAR ID [readonly=on]: the image VAR names, if any, as a virtio disk.
+disk() {
+	local img=${!1:-}
+	[ -n "$img" ] || return 0
+	[ -f "$img" ] || die "no disk image at $1=$img"
+	qemu+=(-drive "if=none,id=$2,file=$img,format=raw${3:+,$3}"
+	       -device "virtio-blk-device,drive=$2")
+}
+disk ROOTFS rootfs readonly=on
+disk DISK2 disk2 readonly=on
+disk SWAP swap
 if [ -n "${ICOUNT:-}" ]; then
 	[[ "$ICOUNT" =~ ^[0-9]+$ ]] || die "ICOUNT must be a shift, 0 to 10 (got '$ICOUNT')"
 	qemu+=(-icount "shift=$ICOUNT,sleep=off")

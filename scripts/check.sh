@@ -596,7 +596,7 @@ check_kexec() {	# GEOMETRY MODE kexec|kdump
 		ok "$1-$2: $what"
 	else
 		bad "$1-$2: $what" \
-			"$boots kernel boots in $log; $(grep -E '^(not ok|# kexec|# Cannot|# kexec:|# crash)' "$log" | head -8)"
+			"$boots kernel boots in $log; $(grep -E '^(not ok|# kexec|# Cannot|# crash)' "$log" | head -8)"
 	fi
 }
 
