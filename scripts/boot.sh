@@ -11,6 +11,8 @@
 #                         the kernel has the test-only patch
 #   QEMU_CPU=...          the CPU model (default max,pauth-impdef=on)
 #   IOMMU=smmuv3          add QEMU's SMMUv3 (-machine virt,iommu=smmuv3)
+#   EL2=on                the guest gets EL2 (-machine virt,virtualization=on):
+#                         the kernel runs at EL2 and KVM can start VMs
 #   ROOTFS=<image>        attach a disk image read-only (the workload
 #                         guests' Debian userspace, scripts/rootfs.sh)
 #   DISK2=<image>         a second disk, read-only (the kexec guests' kernel
@@ -62,6 +64,11 @@ case ${IOMMU:-} in
 '') ;;
 smmuv3) machine+=,iommu=smmuv3 ;;
 *) die "IOMMU takes smmuv3 or nothing (got '$IOMMU')" ;;
+esac
+case ${EL2:-off} in
+off) ;;
+on) machine+=,virtualization=on ;;
+*) die "EL2 takes on or off (got '$EL2')" ;;
 esac
 qemu=(qemu-system-aarch64 -M "$machine"
       -object "memory-backend-ram,id=ram,size=$MEM,reserve=off"
