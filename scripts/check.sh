@@ -67,6 +67,36 @@ mkdir -p "$T/nogit" && cp "$T/v611/Makefile" "$T/nogit/" &&
 	sed -i 's/= 11/= 12/' "$T/nogit/Makefile"
 expect_fail "kit: KSRC that is not a git tree is refused" 'not a git repository' \
 	env KSRC="$T/nogit" OUT="$T/out3" "$TOP/scripts/tree.sh"
+# Bad values are refused by 'make run' before any work: nothing under
+# its OUT, and the error names the values allowed.
+refused() {	# VAR=VALUE PATTERN
+	local o=$T/out-var
+	rm -rf "$o"
+	expect_fail "kit: make run $1 is refused up front" "${1%%=*} must be $2" \
+		make -s -C "$TOP" run "$1" OUT="$o"
+	[ ! -e "$o" ] || bad "kit: make run $1 did no work" "$(ls -A "$o")"
+}
+refused BBML2=bogus 'all, none, boot, secondary, off or a CPU list'
+refused BBML2=0-9 "a list of the guest's CPUs, 0 to 3"
+refused PAGE_SIZE=8K '4K, 16K or 64K'
+refused VA_BITS=40 'a size 6.12 offers with 4K pages: 39 48 52'
+refused SERIES=partial 'on, core or off'
+refused DEBUG=yes 'on or off'
+refused MEM=4 'guest RAM in M, G or T'
+refused MEM=256M 'guest RAM in M, G or T, at least 512M'
+refused SMP=0 'a number of guest CPUs from 1 to 512'
+refused STRESS=pages=0,round=2 "pages=N rounds=N threads=N \\(no 'round'\\)"
+refused STRESS=threads=four 'pages=N rounds=N threads=N with numbers'
+refused EL2=yes 'on or off'
+refused IOMMU=smmuv2 'smmuv3 or empty'
+refused ICOUNT=11 'an -icount shift from 0 to 10'
+refused QEMU_TIMEOUT=10m 'a number of seconds'
+if out=$(env BBML2=0,2-3 SMP=4 MEM=512M STRESS="pages=0x100 rounds=2,threads=1" EL2=on \
+	IOMMU=smmuv3 ICOUNT=0 bash -c ". '$TOP/scripts/lib.sh'" 2>&1); then
+	ok "kit: good values of the checked variables are taken"
+else
+	bad "kit: good values of the checked variables are taken" "$out"
+fi
 fake_tree "$T/good" 6 12
 mkdir -p "$T/patches"
 cat >"$T/patches/0001-bad.patch" <<'P'

@@ -37,9 +37,9 @@ default_va_bits() {	# PAGE_SIZE
 VA_BITS=${VA_BITS:-$(default_va_bits "$PAGE_SIZE")}
 awk -v p="$PAGE_SIZE" -v v="$VA_BITS" '!/^#/ && $2 == p && $3 == v { f = 1 } END { exit !f }' \
 	"$GEOMETRIES_TSV" ||
-	die "VA_BITS=$VA_BITS is not offered with $PAGE_SIZE pages ($(awk '!/^#/ && NF {
-		v[$2] = v[$2] " " $3 } END { printf "4K:%s; 16K:%s; 64K:%s", v["4K"], v["16K"], v["64K"] }' \
-		"$GEOMETRIES_TSV"))"
+	die "VA_BITS must be a size 6.12 offers with $PAGE_SIZE pages:$(awk -v p="$PAGE_SIZE" \
+		'!/^#/ && $2 == p { print $3 }' "$GEOMETRIES_TSV" | sort -n | sed 's/^/ /' |
+		tr -d '\n') (got '$VA_BITS')"
 # Levels of translation: each level resolves PAGE_SHIFT - 3 bits.
 pt_levels() {	# PAGE_SIZE VA_BITS
 	local shift
@@ -55,6 +55,55 @@ case "$DEBUG" in
 on|off) ;;
 *) die "DEBUG must be on or off (got '$DEBUG')" ;;
 esac
+
+# The guest's settings are checked here too, before any work: every make
+# target starts with a script that sources this file (deps), so a value
+# the guest would ignore never costs a build first.
+refuse() {	# NAME ALLOWED
+	die "$1 must be $2 (got '${!1}')"
+}
+SMP=${SMP:-4}
+[[ $SMP =~ ^[1-9][0-9]*$ ]] && [ "$SMP" -le 512 ] ||
+	refuse SMP "a number of guest CPUs from 1 to 512 (QEMU virt with GICv3)"
+MEM=${MEM:-4G}
+[[ $MEM =~ ^[1-9][0-9]*[MGT]$ ]] && case $MEM in
+	*M) [ "${MEM%M}" -ge 512 ] ;;
+	*) true ;;
+	esac || refuse MEM "guest RAM in M, G or T, at least 512M (e.g. 4G)"
+case ${BBML2:-} in
+''|all|none|boot|secondary|off) ;;
+*)
+	[[ $BBML2 =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] ||
+		refuse BBML2 "all, none, boot, secondary, off or a CPU list such as 0,2-3"
+	for _r in ${BBML2//,/ }; do
+		[ "${_r%-*}" -le "${_r#*-}" ] ||
+			refuse BBML2 "a CPU list with ranges low-high (0,2-3)"
+		[ "${_r#*-}" -lt "$SMP" ] ||
+			refuse BBML2 "a list of the guest's CPUs, 0 to $((SMP - 1)) with SMP=$SMP"
+	done
+	;;
+esac
+# STRESS: the module's stress parameters, separated by spaces or commas.
+for _r in ${STRESS:+${STRESS//,/ }}; do
+	case $_r in
+	pages=*|rounds=*|threads=*)
+		[[ ${_r#*=} =~ ^([0-9]+|0x[0-9a-fA-F]+)$ ]] ||
+			refuse STRESS "pages=N rounds=N threads=N with numbers (${_r%%=*}=${_r#*=})" ;;
+	*) refuse STRESS "pages=N rounds=N threads=N (no '${_r%%=*}')" ;;
+	esac
+done
+case ${EL2:-off} in
+on|off) ;;
+*) refuse EL2 "on or off" ;;
+esac
+case ${IOMMU:-} in
+''|smmuv3) ;;
+*) refuse IOMMU "smmuv3 or empty" ;;
+esac
+[ -z "${ICOUNT:-}" ] || { [[ $ICOUNT =~ ^[0-9]+$ ]] && [ "$ICOUNT" -le 10 ]; } ||
+	refuse ICOUNT "an -icount shift from 0 to 10, or empty"
+[ -z "${QEMU_TIMEOUT:-}" ] || [[ $QEMU_TIMEOUT =~ ^[1-9][0-9]*$ ]] ||
+	refuse QEMU_TIMEOUT "a number of seconds"
 
 # The base tree: KSRC if given, else Debian's linux-source-6.12 under out/.
 DEFAULT_KSRC=$OUT/linux
