@@ -24,7 +24,18 @@ if [ "$(cat "$stampf" 2>/dev/null)" = "$want" ] &&
 fi
 
 rm -f "$stampf"
-git -C "$SRC" am --abort >/dev/null 2>&1 || true
+# The kit owns this worktree: whatever a run cut short left in it (a git am
+# half done, a stale index lock, half-patched files) is thrown away, and
+# the patches are applied again from the base.
+lock=$(git -C "$SRC" rev-parse --git-path index.lock)
+am=$(git -C "$SRC" rev-parse --git-path rebase-apply)
+if [ -e "$lock" ] || [ -d "$am" ] || [ -n "$(git -C "$SRC" status --porcelain)" ]; then
+	msg "$SRC: discarding what an unfinished apply left (git am state, changed files)"
+	rm -f "$lock"
+	git -C "$SRC" am --abort >/dev/null 2>&1 || rm -rf "$am"
+	git -C "$SRC" reset -q --hard
+	git -C "$SRC" clean -q -fdx
+fi
 git -C "$SRC" checkout -q --detach "$base"
 if [ ${#patches[@]} = 0 ]; then
 	echo "$want" >"$stampf"

@@ -92,7 +92,8 @@ fi
 msg "boot $NAME: $MEM, $SMP CPUs${ICOUNT:+, -icount shift=$ICOUNT}, '$append' (timeout ${QEMU_TIMEOUT}s)"
 start=$(date +%s)
 set +e
-timeout -k 10 "$QEMU_TIMEOUT" "${qemu[@]}" </dev/null >"$log" 2>&1
+with_progress "guest $NAME" "$log" '^(not )?ok [0-9]' "test results" "${QEMU_TIMEOUT}s" \
+	timeout --foreground -k 10 "$QEMU_TIMEOUT" "${qemu[@]}" </dev/null
 rc=$?
 set -e
 secs=$(( $(date +%s) - start ))

@@ -21,10 +21,56 @@ rm -rf "$CHECK"
 mkdir -p "$CHECK"
 start=$(date +%s)
 
+# Every result goes to results.log; stdout gets the FAILs as they come
+# (RESULTS_ALL=1: every line) and, at the end, a table per group.
+if [ "$CHECK_PART" = all ]; then
+	export RESULTS_LOG=$CHECK/results.log RESULTS_TSV=$CHECK/results.tsv
+	: >"$RESULTS_LOG"
+	: >"$RESULTS_TSV"
+	msg "every PASS, FAIL and SKIP line goes to $RESULTS_LOG; FAILs show here too"
+fi
+
 finish() {
-	msg "check took $(( $(date +%s) - start ))s; logs in $CHECK"
+	if [ "$CHECK_PART" = all ]; then
+		summary_table
+		msg "check took $(( $(date +%s) - start ))s; logs in $CHECK, results in $RESULTS_LOG"
+	else
+		msg "check took $(( $(date +%s) - start ))s; logs in $CHECK"
+	fi
 	tally
 	exit
+}
+
+# The results per group (a guest, a build, the kit's checks), in the order
+# they ran, each with the time since the result before it; the failures'
+# names again below.
+summary_table() {
+	local counts
+	counts=$(awk -F'\t' '{ c[$2]++ } END { print c["PASS"] + 0, c["FAIL"] + 0, c["SKIP"] + 0 }' \
+		"$RESULTS_TSV")
+	[ "$counts" = "$pass $failed $skipped" ] ||
+		bad "check: $RESULTS_TSV holds every result" "it has $counts; the tally $pass $failed $skipped"
+	echo
+	awk -F'\t' -v t0="$start" '
+	{
+		if (!($3 in seen)) { seen[$3] = 1; order[n++] = $3 }
+		c[$3, $2]++
+		secs[$3] += $1 - (prev ? prev : t0)
+		prev = $1
+	}
+	END {
+		printf "%-44s %7s %7s %7s %7s\n", "group", "passed", "failed", "skipped", "time"
+		for (i = 0; i < n; i++) {
+			g = order[i]
+			printf "%-44s %7d %7d %7d %6ds\n", g, c[g, "PASS"], c[g, "FAIL"], c[g, "SKIP"], secs[g]
+		}
+	}' "$RESULTS_TSV"
+	if grep -q '^FAIL: ' "$RESULTS_LOG"; then
+		echo
+		echo "failed:"
+		grep '^FAIL: ' "$RESULTS_LOG" | sed 's/^FAIL: /  /'
+	fi
+	echo
 }
 
 # expect_fail NAME PATTERN CMD...: CMD must fail and say PATTERN.
@@ -144,7 +190,7 @@ done
 git -C "$T/cs" format-patch -q -o "$T/cspatches" HEAD~2
 git -C "$T/cs" reset -q --hard HEAD~2
 set +e
-out=$(env KSRC="$T/cs" OUT="$T/out6" PATCHDIR="$T/cspatches" SERIES_BUILDS=0 \
+out=$(env -u RESULTS_LOG -u RESULTS_TSV KSRC="$T/cs" OUT="$T/out6" PATCHDIR="$T/cspatches" SERIES_BUILDS=0 \
 	SERIES_WARNINGS=0 "$TOP/scripts/check-series.sh" 2>&1)
 rc=$?
 set -e
@@ -679,13 +725,15 @@ done
 nested_tree() {	# SERIES PREFIX PAGE_SIZES MODES
 	local line tallied=
 	msg "the $1 tree: ${4:-its modes}"
+	# Its results are in RESULTS_LOG already; its tally adds them up here.
 	while IFS= read -r line; do
-		case "$line" in
-		PASS:*) pass=$((pass + 1)) ;;
-		FAIL:*) failed=$((failed + 1)) ;;
-		SKIP:*) skipped=$((skipped + 1)) ;;
-		[0-9]*" passed, "*" failed, "*) tallied=1; continue ;;
-		esac
+		if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped$ ]]; then
+			pass=$((pass + BASH_REMATCH[1]))
+			failed=$((failed + BASH_REMATCH[2]))
+			skipped=$((skipped + BASH_REMATCH[3]))
+			tallied=1
+			continue
+		fi
 		printf '%s\n' "$line"
 	done < <(SERIES=$1 CHECK_PART=trees CHECK_DIR="$CHECK/$2" RESULT_PREFIX="$2: " \
 		CHECK_PAGE_SIZES="$3" CHECK_MODES="$4" "$TOP/scripts/check.sh" 2>&1)
@@ -802,6 +850,65 @@ else
 fi
 
 # ---- 5. the main job ------------------------------------------------------
+# A run killed (SIGKILL to its process group: a closed terminal, a CI job
+# stopped) in each long step, tree, apply, config, build and boot, one after
+# the other in a fresh OUT; each later run must get past where the one
+# before died, none may leave a process behind, and the last must pass.
+interrupt_check() {
+	local o=$CHECK/interrupt step n=0 pid t src b gitdir
+	src=$o/trees/$TREE/src b=$o/trees/$TREE/build-$(variant_of "${built[0]}" \
+		"$(default_va_bits "${built[0]}")")
+	rm -rf "$o"
+	mkdir -p "$o"
+	for step in tree apply config build boot; do
+		n=$((n + 1))
+		msg "interrupt: make run killed in its $step step"
+		setsid make -s -C "$TOP" run OUT="$o" KSRC="$KSRC" PAGE_SIZE="${built[0]}" \
+			MEM=1G SMP=2 STRESS=pages=4096 >"$o/run-$n.log" 2>&1 </dev/null &
+		pid=$!
+		for ((t = 0; t < 6000; t++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			gitdir=$(sed -n 's/^gitdir: //p' "$src/.git" 2>/dev/null) || true
+			case $step in
+			tree) [ -d "$src" ] && [ ! -e "$o/trees/$TREE/base" ] && break ;;
+			apply) [ -n "$gitdir" ] && [ "$(cat "$gitdir/rebase-apply/next" 2>/dev/null)" \
+				-ge 3 ] 2>/dev/null && break ;;
+			config) [ -f "$b/.config" ] && [ ! -f "$b/.kit-config" ] && break ;;
+			build) [ "$(grep -c '^  CC ' "$b/build.log" 2>/dev/null)" -ge 200 ] 2>/dev/null &&
+				break ;;
+			boot) grep -qs 'Booting Linux' "$o"/run/*.log && break ;;
+			esac
+			sleep 0.1
+		done
+		if ! kill -0 "$pid" 2>/dev/null; then
+			bad "interrupt: make run killed in its $step step" \
+				"the run ended first; see $o/run-$n.log: $(tail -5 "$o/run-$n.log")"
+			return 0
+		fi
+		kill -KILL -- "-$pid"
+		wait "$pid" 2>/dev/null || true
+		sleep 2
+		if pgrep -f -- "$o/" >/dev/null; then
+			bad "interrupt: nothing runs on after a kill in the $step step" \
+				"$(pgrep -af -- "$o/")"
+			pkill -KILL -f -- "$o/" || true
+		else
+			ok "interrupt: make run killed in its $step step, nothing left running"
+		fi
+	done
+	if make -s -C "$TOP" run OUT="$o" KSRC="$KSRC" PAGE_SIZE="${built[0]}" MEM=1G SMP=2 \
+		STRESS=pages=4096 >"$o/run-final.log" 2>&1 </dev/null &&
+	   python3 "$TOP/scripts/report.py" --check "$o/run/report.json" 1 >>"$o/run-final.log" 2>&1; then
+		ok "interrupt: make run after the five kills passes"
+		git -C "$KSRC" worktree remove --force "$src" 2>/dev/null || true
+		rm -rf "$o"
+	else
+		bad "interrupt: make run after the five kills passes" "$(tail -15 "$o/run-final.log")"
+	fi
+	git -C "$KSRC" worktree prune
+}
+[ "${CHECK_INTERRUPT:-1}" = 0 ] || [ "$TREE" != series ] || interrupt_check
+
 msg "main job smoke test"
 if PAGE_SIZE="${built[0]}" STRESS="pages=4096 rounds=2" "$TOP/scripts/run.sh" >"$CHECK/run.txt" 2>&1 &&
    python3 "$TOP/scripts/report.py" --check "$OUT/run/report.json" 2 >>"$CHECK/run.txt"; then

@@ -8,8 +8,14 @@ require_cmds "${CROSS_COMPILE}gcc" ccache make
 log=$BUILD/build.log
 msg "building $TREE kernel, $VARIANT pages, in $BUILD (log: $log)"
 start=$(date +%s)
-if ! kmake Image modules >"$log" 2>&1; then
+# How many objects a whole build of this configuration compiles, as the
+# largest count an earlier build of it (in any tree) saw, for the progress.
+total=$(cat "$OUT"/trees/*/"build-$VARIANT/.kit-objects" 2>/dev/null | sort -n | tail -1) || true
+if ! with_progress "building the kernel" "$log" '^  CC ' "objects compiled" "${total:-}" \
+	kmake Image modules; then
 	grep -E 'error|Error' "$log" | head -20 >&2
 	die "kernel build failed; see $log"
 fi
+n=$(grep -c '^  CC ' "$log") || true
+[ "${n:-0}" -le "${total:-0}" ] || echo "$n" >"$BUILD/.kit-objects"
 msg "kernel built in $(( $(date +%s) - start ))s: $IMAGE"

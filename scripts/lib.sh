@@ -251,12 +251,77 @@ has_bbml2_test() {
 pass=0 failed=0 skipped=0
 # RESULT_PREFIX names the tree of a nested run (check.sh's core tree).
 RESULT_PREFIX=${RESULT_PREFIX:-}
-ok()   { pass=$((pass + 1)); printf 'PASS: %s%s\n' "$RESULT_PREFIX" "$1"; }
-bad()  { failed=$((failed + 1)); printf 'FAIL: %s%s\n' "$RESULT_PREFIX" "$1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/    /'; }
-skip() { skipped=$((skipped + 1)); printf 'SKIP: %s%s (%s)\n' "$RESULT_PREFIX" "$1" "$2"; }
+# With RESULTS_LOG set (make check), every line goes to that file and a
+# tab-separated record (time, status, group: the name up to its first
+# ': ') to RESULTS_TSV, and only the FAILs to stdout unless RESULTS_ALL=1.
+ok()   { pass=$((pass + 1)); result PASS "$1"; }
+bad()  { failed=$((failed + 1)); result FAIL "$1" "${2:-}"; }
+skip() { skipped=$((skipped + 1)); result SKIP "$1 ($2)"; }
+result() {	# STATUS NAME [DETAILS]
+	local line="$1: $RESULT_PREFIX$2" name="$RESULT_PREFIX$2"
+	[ -z "${3:-}" ] || line+=$'\n'$(printf '%s\n' "$3" | sed 's/^/    /')
+	if [ -n "${RESULTS_LOG:-}" ]; then
+		printf '%s\n' "$line" >>"$RESULTS_LOG"
+		printf '%s\t%s\t%s\n' "$(date +%s)" "$1" "$(result_group "$name")" >>"$RESULTS_TSV"
+		[ "$1" = FAIL ] || [ "${RESULTS_ALL:-0}" = 1 ] || return 0
+	fi
+	printf '%s\n' "$line"
+}
+# The group of a result: its prefix (core: , base: ) and the first word
+# group before ': ' (a guest, build 4K, kit, drill, ...).
+result_group() {
+	local n=$1 pre=
+	case $n in core:\ *|base:\ *) pre="${n%%: *}: " n=${n#*: } ;; esac
+	echo "$pre${n%%: *}"
+}
 tally() { echo "$pass passed, $failed failed, $skipped skipped"; [ "$failed" = 0 ]; }
 
 # The guest's data block, read by scripts/linmap_data.py (see its usage).
 linmap_data() { python3 "$TOP/scripts/linmap_data.py" "$@"; }
 
 stamp_of() { sha256sum "$@" 2>/dev/null | sha256sum | cut -c1-16; }
+
+# with_progress WHAT LOG PATTERN UNIT TOTAL CMD...: run CMD, its output in
+# LOG, and say how it goes while it runs: the time taken and, with a
+# PATTERN, how many lines of LOG match it, as UNIT (of about TOTAL if
+# known; a number of seconds for a TOTAL of "Ns"). On a terminal
+# one line updates every second; in a log (CI) a line every PROGRESS_SECS
+# (30) seconds, none for a step that ends sooner.
+with_progress() {
+	local rc=0 tick log=$2
+	_ticker "$1" "$2" "$3" "$4" "$5" "$$" &
+	shift 5
+	tick=$!
+	"$@" >"$log" 2>&1 || rc=$?
+	kill "$tick" 2>/dev/null || true
+	wait "$tick" 2>/dev/null || true
+	[ ! -t 2 ] || printf '\r\033[K' >&2
+	return $rc
+}
+
+_ticker() {	# WHAT LOG PATTERN UNIT TOTAL PID: until PID (the caller) is gone
+	local t0 secs last=0 every=${PROGRESS_SECS:-30} line n
+	[ -t 2 ] && every=1
+	t0=$(date +%s)
+	# A background job ignores SIGINT: it stops when its caller is gone.
+	while sleep 1 && kill -0 "$6" 2>/dev/null; do
+		secs=$(($(date +%s) - t0))
+		[ $((secs - last)) -ge "$every" ] || continue
+		last=$secs
+		line="$1: $((secs / 60))m$(printf %02d $((secs % 60)))s"
+		case $5 in
+		*s) line+=" of at most ${5%s}s" ;;
+		esac
+		if [ -n "$3" ]; then
+			n=$(grep -cE -- "$3" "$2" 2>/dev/null) || true
+			line+=", ${n:-0}"
+			[[ ! $5 =~ ^[0-9]+$ ]] || line+=" of about $5"
+			line+=" $4"
+		fi
+		if [ -t 2 ]; then
+			printf '\r\033[K... %s' "$line" >&2
+		else
+			printf '... %s (log: %s)\n' "$line" "$2" >&2
+		fi
+	done
+}

@@ -17,18 +17,26 @@ extract_default() {
 	msg "unpacking $tarball into $KSRC"
 	rm -rf "$KSRC.tmp"
 	mkdir -p "$KSRC.tmp"
-	tar -C "$KSRC.tmp" -xf "$tarball" --strip-components=1
+	with_progress "unpacking" "$KSRC.tmp.log" '' '' '' \
+		tar -C "$KSRC.tmp" -xf "$tarball" --strip-components=1 ||
+		die "cannot unpack $tarball; see $KSRC.tmp.log"
 	local ver
 	ver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown)
 	msg "committing the unpacked tree as the base (linux-source-6.12 $ver)"
 	git -C "$KSRC.tmp" init -q -b base
-	git -C "$KSRC.tmp" add -A -f .
 	# Fixed identity and dates: the same package gives the same base
 	# commit everywhere, so base-commit: lines in patches mean something.
+	with_progress "committing" "$KSRC.tmp.log" '' '' '' commit_base "$ver" ||
+		die "cannot commit the unpacked tree; see $KSRC.tmp.log"
+	rm -f "$KSRC.tmp.log"
+	mv "$KSRC.tmp" "$KSRC"
+}
+
+commit_base() {	# VERSION: the unpacked tree as one commit
+	git -C "$KSRC.tmp" add -A -f . &&
 	GIT_AUTHOR_DATE="2026-01-01T00:00:00Z" GIT_COMMITTER_DATE="2026-01-01T00:00:00Z" \
 		git -C "$KSRC.tmp" "${GIT_ID[@]}" commit -q \
-		-m "Linux $(kversion "$KSRC.tmp") from Debian linux-source-6.12 $ver"
-	mv "$KSRC.tmp" "$KSRC"
+		-m "Linux $(kversion "$KSRC.tmp") from Debian linux-source-6.12 $1"
 }
 
 kversion() {
@@ -71,16 +79,26 @@ worktree() {
 		   git -C "$dir" rev-parse --git-dir >/dev/null 2>&1; then
 			return 0
 		fi
-		msg "base changed for $name tree; recreating it"
+		if [ "$have" = none ]; then
+			msg "the $name tree was left half made (interrupted?); making it again"
+		else
+			msg "base changed for $name tree; recreating it"
+		fi
+		# A 'worktree add' cut short leaves its worktree locked.
+		git -C "$KSRC" worktree unlock "$dir" 2>/dev/null || true
 		git -C "$KSRC" worktree remove --force "$dir" 2>/dev/null || rm -rf "$dir"
-		git -C "$KSRC" worktree prune
 		rm -rf "$OUT/trees/$name"
 	fi
 	msg "creating the $name tree at $dir (Linux $ver, $(echo "$base" | cut -c1-12))"
 	mkdir -p "$OUT/trees/$name"
-	# Forget worktrees whose folder is gone (out/ removed by hand).
+	# Forget worktrees whose folder is gone (out/ removed by hand, or a
+	# worktree add interrupted before it wrote anything).
+	git -C "$KSRC" worktree unlock "$dir" 2>/dev/null || true
 	git -C "$KSRC" worktree prune
-	git -C "$KSRC" worktree add -q --detach "$dir" "$base"
+	with_progress "checking out" "$OUT/trees/$name/worktree.log" '' '' '' \
+		git -C "$KSRC" worktree add --detach "$dir" "$base" ||
+		die "cannot create the $name tree; see $OUT/trees/$name/worktree.log"
+	# Written last: a tree without it is one a run did not finish.
 	echo "$base" >"$OUT/trees/$name/base"
 }
 
