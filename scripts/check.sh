@@ -900,8 +900,9 @@ interrupt_check() {
 		STRESS=pages=4096 >"$o/run-final.log" 2>&1 </dev/null &&
 	   python3 "$TOP/scripts/report.py" --check "$o/run/report.json" 1 >>"$o/run-final.log" 2>&1; then
 		ok "interrupt: make run after the five kills passes"
+		# The runs' logs stay; the trees and builds go.
 		git -C "$KSRC" worktree remove --force "$src" 2>/dev/null || true
-		rm -rf "$o"
+		find "$o" -mindepth 1 -maxdepth 1 ! -name 'run-*.log' -exec rm -rf {} +
 	else
 		bad "interrupt: make run after the five kills passes" "$(tail -15 "$o/run-final.log")"
 	fi

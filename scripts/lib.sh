@@ -181,8 +181,10 @@ export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026'
 export KBUILD_BUILD_USER=kit KBUILD_BUILD_HOST=kit
 
+# The kit's own make flags (make -s, its command-line variables) are not
+# the kernel build's: -s would hide the objects its progress counts.
 kmake() {
-	make -C "$SRC" O="$BUILD" -j"$JOBS" ARCH=$ARCH \
+	env -u MAKEFLAGS -u MFLAGS make -C "$SRC" O="$BUILD" -j"$JOBS" ARCH=$ARCH \
 		CROSS_COMPILE="$CROSS_COMPILE" CC="ccache ${CROSS_COMPILE}gcc" \
 		HOSTCC="ccache gcc" "$@"
 }
