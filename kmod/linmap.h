@@ -166,6 +166,8 @@ struct lm_walk {
 	bool stop;
 	/* Walk under the kernel's linear_split_lock, interrupts off. */
 	bool split_lock;
+	/* Tables to walk other than init_mm's: a copy no one else changes. */
+	pgd_t *pgd;
 };
 
 /*
@@ -184,6 +186,8 @@ struct lm_counts {
 };
 
 void lm_count(struct lm_counts *c);
+/* The same of a copy of the linear map (trans_pgd) at @pgd. */
+void lm_count_pgd(pgd_t *pgd, struct lm_counts *c);
 /*
  * The bytes of each kind of leaf by a walk, and the kernel's DirectMap
  * counts, both under linear_split_lock; -EOPNOTSUPP without the counts.

@@ -305,7 +305,7 @@ void lm_walk(struct lm_walk *w, unsigned long addr, unsigned long end)
 	mmap_read_lock(lm_sym.init_mm);
 	if (w->split_lock)
 		raw_spin_lock_irqsave(lm_sym.split_lock, flags);
-	pgdp = pgd_offset_pgd(lm_sym.init_mm->pgd, addr);
+	pgdp = pgd_offset_pgd(w->pgd ?: lm_sym.init_mm->pgd, addr);
 	do {
 		next = pgd_addr_end(addr, end);
 		if (pgd_none(READ_ONCE(*pgdp)))
@@ -353,18 +353,23 @@ static void count_table(struct lm_walk *w, enum lm_level level, void *ptr,
 }
 
 /* Count the leaves and table pages of the whole linear map. */
-void lm_count(struct lm_counts *c)
+void lm_count_pgd(pgd_t *pgd, struct lm_counts *c)
 {
 	static const struct lm_walk_ops ops = {
 		.leaf = count_leaf, .table = count_table,
 	};
 	struct count_walk cw = { .c = c };
-	struct lm_walk w = { .ops = &ops, .priv = &cw };
+	struct lm_walk w = { .ops = &ops, .priv = &cw, .pgd = pgd };
 
 	memset(c, 0, sizeof(*c));
 	lm_kimage_alias(&cw.ki_start, &cw.ki_end);
 	lm_kfence_pool(&cw.kf_start, &cw.kf_end);
 	lm_walk(&w, PAGE_OFFSET, PAGE_END);
+}
+
+void lm_count(struct lm_counts *c)
+{
+	lm_count_pgd(NULL, c);
 }
 
 struct directmap_walk {

@@ -21,6 +21,9 @@
 #   hot-add and hot-remove: BENCH_HOTPLUG sizes (1G 16G; quick: 1G) under
 #   -icount, added above the guest's 3G and removed again: unpatched,
 #   patched with BBML2 and patched without
+#   kexec's copy of the linear map (trans_pgd_create_copy() of all of it,
+#   as machine_kexec_post_load() makes it): its leaves, table pages and
+#   instructions, in the -icount boots at each size
 #   collapse: the stress rounds with and without it (a full pass after
 #   each round), the instructions of a pass per folded block
 #   (BENCH_COST_BLOCKS), and BENCH_HEAL_SECS of virtual time of a workload
@@ -124,8 +127,11 @@ for mem in $MEMS; do
 		c=
 		[ $kind = cnt ] && c=" linmap_count"
 		while IFS=$'\t' read -r name tree work cmd _; do
+			# kexec's copy of the linear map grows with RAM: every size.
+			kx=
+			[[ "$work" != *kexec* ]] || [ $kind != ic ] || kx=" linmap.kexec_copy=3"
 			[ "$mem" = 4G ] || work=
-			icount_boot "$kind-$name-$mem" "$tree" "$mem" "$cmd$c" "" \
+			icount_boot "$kind-$name-$mem" "$tree" "$mem" "$cmd$c$kx" "" \
 				"$([[ "$work" == *setmem* ]] && echo "$SIZES,$REPS")" \
 				"$([[ "$work" == *cost* ]] && [ $kind = ic ] && echo "$COST")" \
 				"$([[ "$work" == *contpte* ]] && [ $kind = ic ] && echo "$CONTPTE")"

@@ -19,6 +19,16 @@ from linmap_data import KINDS, parse  # noqa: E402
 
 
 
+def bench_work(kind, name):
+    """The work column of one setup of scripts/bench-setups.tsv."""
+    for line in open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                  "bench-setups.tsv")):
+        f = line.rstrip("\n").split("\t")
+        if not line.startswith("#") and f[0] == kind and f[1] == name:
+            return f[3].split(",")
+    return []
+
+
 def bench_setups(kind, prefix=""):
     """[(name, label)] of one kind of scripts/bench-setups.tsv."""
     out = []
@@ -364,6 +374,7 @@ def main():
     if "4G" in mems:
         res["collapse_cost"] = collapse_cost(d, res, res["targets"])
         res["contpte"] = contpte_costs(d, res["targets"])
+    res["kexec_copy"] = kexec_copy(d, mems, res["targets"])
     res["heal"] = heal_workload(d, sys.argv[5] if len(sys.argv) > 5 else "0")
     res["problems"] = problems
     json.dump(res, open(os.path.join(d, "bench.json"), "w"), indent=1, sort_keys=True)
@@ -411,6 +422,67 @@ def hotplug_icount(d, sizes, targets):
                 targets["hotplug_%s_insns_ratio_%s" % (k, size)] = round(
                     p[k + "_insns"] / u[k + "_insns"], 4)
     return out
+
+
+def kexec_copy(d, mems, targets):
+    """kexec's copy of the linear map in each -icount boot that made one:
+    the live map's leaves and table pages, the copy's, the pages it
+    allocated and its instructions (the fastest of its runs)."""
+    out = {}
+    for mem in mems:
+        out[mem] = {}
+        for setup, _ in IC_SETUPS:
+            if "kexec" not in bench_work("icount", setup[len("ic-"):]):
+                continue
+            name = "%s-%s" % (setup, mem)
+            data = load(d, name)
+            k = (data or {}).get("kexec_copy")
+            if not isinstance(k, dict):
+                if data:
+                    problem("%s: no kexec_copy section" % name)
+                continue
+            if k.get("skip"):
+                problem("%s: kexec_copy skipped: %s" % (name, k["skip"]))
+                continue
+            r = {f: k.get(f) for f in ("ret", "live_leaves", "live_tables", "copy_leaves",
+                                       "copy_tables", "copy_allocated", "copy_ns")}
+            if r["ret"] != 0 or not r["copy_ns"] or not r["copy_allocated"]:
+                problem("%s: kexec_copy ret=%s, %s ns, %s pages" % (
+                    name, r["ret"], r["copy_ns"], r["copy_allocated"]))
+            # The copy maps what the live map maps, entry for entry.
+            if r["copy_leaves"] != r["live_leaves"]:
+                problem("%s: the copy has %s leaves, the live map %s" % (
+                    name, r["copy_leaves"], r["live_leaves"]))
+            out[mem][setup] = r
+        u, p = out[mem].get("ic-full-unpatched"), out[mem].get("ic-full-patched")
+        if u and p and u.get("copy_ns") and p.get("copy_ns"):
+            targets["kexec_copy_insns_ratio_%s" % mem] = round(p["copy_ns"] / u["copy_ns"], 4)
+            targets["kexec_copy_pages_ratio_%s" % mem] = round(
+                p["copy_allocated"] / u["copy_allocated"], 4)
+    return out
+
+
+def write_kexec_copy(w, res):
+    kc = res.get("kexec_copy") or {}
+    if not any(kc.values()):
+        return
+    w("## kexec's copy of the linear map under -icount\n")
+    w("`trans_pgd_create_copy()` over the whole linear map, as "
+      "`machine_kexec_post_load()` makes it for the relocation (and "
+      "hibernation for its restore), from freshly allocated pages, right "
+      "after boot, under `-icount shift=0`, 2 CPUs: the fastest of 3 runs "
+      "(module command `kexec_copy`). Leaves and tables: the live map's "
+      "and the copy's (the same leaves, entry for entry); pages: what the "
+      "copy allocated.\n")
+    w("| RAM | setup | leaves | live tables | copy tables | pages | Minsns |")
+    w("|---|---|---|---|---|---|---|")
+    labels = dict(IC_SETUPS)
+    for mem in res["mems"]:
+        for setup, r in kc.get(mem, {}).items():
+            w("| %s | %s | %s | %s | %s | %s | %.3f |" % (
+                mem, labels.get(setup, setup), r["live_leaves"], r["live_tables"],
+                r["copy_tables"], r["copy_allocated"], (r["copy_ns"] or 0) / 1e6))
+    w("")
 
 
 def kilo(v):
@@ -868,6 +940,7 @@ def write_md(d, res):
         w("")
     write_setmem_icount(w, res)
     write_hotplug(w, res)
+    write_kexec_copy(w, res)
     write_collapse(w, res)
     write_contpte(w, res)
     if res["problems"]:
