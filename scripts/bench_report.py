@@ -469,8 +469,8 @@ def write_kexec_copy(w, res):
     w("## kexec's copy of the linear map under -icount\n")
     w("`trans_pgd_create_copy()` over the whole linear map, as "
       "`machine_kexec_post_load()` makes it for the relocation (and "
-      "hibernation for its restore), from freshly allocated pages, right "
-      "after boot, under `-icount shift=0`, 2 CPUs: the fastest of 3 runs "
+      "hibernation for its restore), from freshly allocated pages, of the "
+      "map as booted (before the other measurements), under `-icount shift=0`, 2 CPUs: the fastest of 3 runs "
       "(module command `kexec_copy`). Leaves and tables: the live map's "
       "and the copy's (the same leaves, entry for entry); pages: what the "
       "copy allocated.\n")
