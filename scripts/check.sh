@@ -362,6 +362,14 @@ done
 # The selftest directory dropped into a kernel tree builds there the way
 # kernel CI builds kselftests, and the tree's install lists it. Only the
 # tree's tools/ (and the one top-level file its Makefile reads) are copied.
+# Every program installed static, and listed in run order.
+intree_installed() {	# INSTALL_PATH
+	local p
+	for p in $(linmap_progs "$SRC/tools/testing/selftests"); do
+		file "$1/linmap/$p" | grep -q 'ARM aarch64.*statically linked' || return 1
+		echo "linmap:$p"
+	done | cmp -s - "$1/kselftest-list.txt"
+}
 intree_check() {
 	local t=$CHECK/intree name="selftests: build in place in a kernel tree (make -C tools/testing/selftests TARGETS=linmap)"
 	local cross=()
@@ -377,8 +385,7 @@ intree_check() {
 		>"$CHECK/intree.log" 2>&1 &&
 	   make -C "$t/tools/testing/selftests" TARGETS=linmap ARCH=arm64 "${cross[@]}" \
 		install INSTALL_PATH="$t/install" >>"$CHECK/intree.log" 2>&1 &&
-	   file "$t/install/linmap/linmap_test" | grep -q 'ARM aarch64.*statically linked' &&
-	   grep -qx 'linmap:linmap_test' "$t/install/kselftest-list.txt"; then
+	   intree_installed "$t/install"; then
 		ok "$name"
 		rm -rf "$t"
 	else
@@ -768,19 +775,21 @@ fi
 # kit settings, the module found next to the binary. bbml2_test=all stands
 # in for a CPU that the BBML2_NOABORT allowlist names.
 board_guest() {
-	local ps=$1 mode=$1-board kdir tar initrd data top nested fails status name reason f missing=
+	local ps=$1 mode=$1-board kdir tar initrd data top nested fails status name reason f missing= progs
 	read -r _ _ _ kdir < <(geometry "$ps")
 	if ! tar=$(env -u LINMAP_KO INSTALL_OUT="$CHECK/install-tests" KDIR="$kdir" \
 		"$TOP/scripts/install-tests.sh" 2>"$CHECK/install-tests.log"); then
 		bad "install-tests: tarball for the $ps kernel" "$(tail -20 "$CHECK/install-tests.log")"
 		return 0
 	fi
+	progs=$(linmap_progs "$SRC/tools/testing/selftests")
 	for f in run_kselftest.sh kselftest-list.txt kselftest/runner.sh kselftest/prefix.pl \
-		 kselftest/module.sh kselftest/ktap_helpers.sh linmap/linmap_test \
+		 kselftest/module.sh kselftest/ktap_helpers.sh $(printf 'linmap/%s ' $progs) \
 		 linmap/settings linmap/linmap_test.ko linmap/linmap_churn.ko; do
 		tar tzf "$tar" "./$f" >/dev/null 2>&1 || missing+=" $f"
 	done
-	if [ -z "$missing" ] && [ "$(tar xzOf "$tar" ./kselftest-list.txt)" = linmap:linmap_test ]; then
+	if [ -z "$missing" ] &&
+	   [ "$(tar xzOf "$tar" ./kselftest-list.txt)" = "$(printf 'linmap:%s\n' $progs)" ]; then
 		ok "install-tests: kselftest install layout (${tar#"$OUT"/})"
 	else
 		bad "install-tests: kselftest install layout" "missing:$missing; list: $(tar xzOf "$tar" ./kselftest-list.txt 2>&1)"
@@ -807,7 +816,8 @@ board_guest() {
 	fails=$(printf '%s\n%s\n' "$top" "$nested" | awk -F'\t' '$1 == "fail" { print "not ok " $2 }')
 	if [ -n "$fails" ]; then
 		bad "$mode: ./run_kselftest.sh prints no 'not ok'" "$fails"
-	elif [ "$top" = "$(printf 'ok\t1 selftests: linmap: linmap_test\t')" ] &&
+	elif [ "$top" = "$(n=0; for p in $progs; do n=$((n + 1))
+			printf 'ok\t%s selftests: linmap: %s\t\n' $n "$p"; done)" ] &&
 	     grep -q '^ok	[0-9]* linmap\.' <<<"$nested"; then
 		ok "$mode: ./run_kselftest.sh prints TAP with no 'not ok' ($(grep -c '^[a-z]*	[0-9]* linmap\.' <<<"$nested") results, skips below)"
 	else

@@ -9,10 +9,10 @@
 
 BUSYBOX=$OUT/deps/busybox
 KO=$BUILD/kmod/linmap_test.ko
-ST=$BUILD/selftests/linmap_test
+ST=$BUILD/selftests
 [ -x "$BUSYBOX" ] || die "no arm64 busybox at $BUSYBOX; run 'make deps'"
 [ -f "$KO" ] || die "no module at $KO; run 'make kmod'"
-[ -x "$ST" ] || die "no selftests at $ST; run 'make selftests'"
+[ -f "$ST/progs" ] || die "no selftests in $ST; run 'make selftests'"
 
 INITRD=${INITRD:-$BUILD/initramfs.cpio.gz}
 root=${INITRD%.cpio.gz}
@@ -31,8 +31,12 @@ install -m 644 "$KO" "$BUILD/kmod/linmap_churn.ko" "$root/lib/modules/"
 # Built only for kernels with KUnit.
 [ ! -f "$BUILD/kmod/linmap_kunit.ko" ] ||
 	install -m 644 "$BUILD/kmod/linmap_kunit.ko" "$root/lib/modules/"
-install -m 755 "$ST" "$BUILD/selftests/linmap_secret" \
-	"$BUILD/selftests/linmap_contpte" "$root/bin/"
+mkdir -p "$root/etc"
+install -m 644 "$ST/progs" "$root/etc/linmap_progs"
+for p in $(cat "$ST/progs") linmap_secret linmap_contpte; do
+	install -m 755 "$ST/$p" "$root/bin/"
+done
+install -m 755 "$TOP/scripts/guest/linmap_tests" "$root/bin/linmap_tests"
 [ -z "$KSELFTEST_TAR" ] || install -m 644 "$KSELFTEST_TAR" "$root/kselftest.tar.gz"
 (cd "$root" && find . | sort | cpio -o -H newc -R 0:0 --quiet) |
 	gzip -n -1 >"$INITRD.tmp"

@@ -62,8 +62,11 @@ for f in "${runner[@]}"; do
 	install -m 744 "$KSELFTEST/$f" "$stage/kselftest/"
 done
 install -m 744 "$KSELFTEST/run_kselftest.sh" "$stage/"
-echo "linmap:linmap_test" >"$stage/kselftest-list.txt"
-install -m 755 "$W/selftests/linmap_test" "$stage/linmap/"
+progs=$(linmap_progs "$KSELFTEST")
+for p in $progs; do
+	echo "linmap:$p"
+	install -m 755 "$W/selftests/$p" "$stage/linmap/"
+done >"$stage/kselftest-list.txt"
 install -m 644 "$TOP/selftests/linmap/settings" "$TOP/selftests/linmap/config" \
 	"$W/kmod/linmap_test.ko" \
 	"$W/kmod/linmap_churn.ko" "$stage/linmap/"

@@ -224,6 +224,12 @@ build_selftests() {
 	}
 }
 
+# The selftest programs in run order (selftests/linmap/Makefile's
+# TEST_GEN_PROGS; lib.mk needs a KSELFTEST to be read at all).
+linmap_progs() {
+	make -s -C "$TOP/selftests/linmap" KSELFTEST="$1" linmap-progs
+}
+
 # copy_selftests DIR: selftests/linmap into DIR/linmap, with the interface
 # header it shares with kmod/ (its Makefile finds it there outside this repo).
 copy_selftests() {

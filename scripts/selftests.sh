@@ -7,5 +7,8 @@ require_cmds "${CROSS_COMPILE}gcc"
 [ -d "$SRC/tools/testing/selftests" ] || die "no selftests in $SRC; run 'make tree'"
 dir=$BUILD/selftests
 build_selftests "$SRC/tools/testing/selftests" "$dir"
-file "$dir/linmap_test" 2>/dev/null | grep -q 'statically linked' ||
-	[ ! -x /usr/bin/file ] || die "$dir/linmap_test is not a static binary"
+linmap_progs "$SRC/tools/testing/selftests" >"$dir/progs"
+for p in $(cat "$dir/progs"); do
+	file "$dir/$p" 2>/dev/null | grep -q 'statically linked' ||
+		[ ! -x /usr/bin/file ] || die "$dir/$p is not a static binary"
+done

@@ -92,7 +92,8 @@ int main(int argc, char **argv)
 	char *raw, *base, *sel;
 	int ret = 1;
 
-	if (argc < 2 || !(rounds = strtoul(argv[1], NULL, 0))) {
+	rounds = argc < 2 ? 0 : strtoul(argv[1], NULL, 0);
+	if (!rounds) {
 		fprintf(stderr, "usage: %s ROUNDS\n", argv[0]);
 		return 1;
 	}

@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * arm64 linear map tests, linmap_directmap.
+ *
+ * DirectMap and collapse: exact DirectMap counts, the split trace
+ * events, split blocks folded back, hysteresis, memfd_secret() pages
+ * giving their tables back.
+ */
+
+#include "linmap_lib.h"
+
+/* ---- healing: DirectMap, trace events, collapse ---- */
+
+/* The DirectMap lines a granule has, smallest leaf first. */
+static const char * const *lm_directmap_names(unsigned long long ps, int *n)
+{
+	static const char * const k4[] = {
+		"DirectMap4k", "DirectMap64k", "DirectMap2M", "DirectMap32M",
+		"DirectMap1G",
+	};
+	static const char * const k16[] = {
+		"DirectMap16k", "DirectMap2M", "DirectMap32M", "DirectMap1G",
+	};
+	static const char * const k64[] = {
+		"DirectMap64k", "DirectMap2M", "DirectMap512M", "DirectMap16G",
+	};
+
+	*n = ps == 4096 ? 5 : 4;
+	return ps == 4096 ? k4 : ps == 16384 ? k16 : k64;
+}
+
+/*
+ * /proc/meminfo has one DirectMap line per size of leaf of the granule,
+ * in order, adding up to what the linear map maps; the auditor checks
+ * each against a locked walk of the page tables, byte for byte.
+ */
+TEST_F(linmap, directmap)
+{
+	const struct lm_state *st = &self->lm.st;
+	char line[256], name[64], mode[32] = "";
+	unsigned long long kb, sum = 0;
+	const char * const *want;
+	struct lm_counts c;
+	struct lm_out *o;
+	int n = 0, nwant;
+	FILE *f;
+
+	o = lm_audit(_metadata, &self->lm, "directmap");
+	ASSERT_NE(NULL, o);
+	lm_str(_metadata, o, "directmap", mode, sizeof(mode));
+	want = lm_directmap_names(st->page_size, &nwant);
+	f = fopen("/proc/meminfo", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "DirectMap", 9))
+			continue;
+		ASSERT_EQ(2, sscanf(line, "%63[^:]: %llu kB", name, &kb))
+			TH_LOG("meminfo: bad line '%s'", line);
+		ASSERT_GT(nwant, n) TH_LOG("meminfo: extra line '%s'", line);
+		EXPECT_STREQ(want[n], name);
+		TH_LOG("%s: %llu kB", name, kb);
+		sum += kb * 1024;
+		n++;
+	}
+	fclose(f);
+	if (!n && !strcmp(mode, "no_counts"))
+		SKIP(return, "this kernel keeps no DirectMap counts");
+	EXPECT_EQ(nwant, n) TH_LOG("meminfo: %d DirectMap lines", n);
+	EXPECT_STREQ("exact", mode)
+		TH_LOG("the auditor's locked walk disagrees with DirectMap");
+	/* Splits move bytes between sizes; only hotplug changes the sum. */
+	lm_get_counts(_metadata, &self->lm, st, &c);
+	EXPECT_EQ(c.mapped_bytes, sum)
+		TH_LOG("DirectMap adds up to %llu bytes, the walk maps %llu",
+		       sum, c.mapped_bytes);
+}
+
+/* The tracefs directory of the linear_map events, or NULL. */
+static const char *lm_trace_dir(void)
+{
+	static const char * const dirs[] = {
+		"/sys/kernel/tracing", LM_DEBUGFS "/tracing",
+	};
+	char path[256];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
+		snprintf(path, sizeof(path), "%s/events/linear_map/enable",
+			 dirs[i]);
+		if (!access(path, W_OK))
+			return dirs[i];
+	}
+	return NULL;
+}
+
+/*
+ * An area of one page whose alias is in a block or contiguous range, its
+ * leaf in @lb; false, with the reason in @why, if there is none.
+ */
+static bool lm_block_page(struct __test_metadata *_metadata, struct lm_ctx *lm,
+			  struct lm_area *a, struct lm_leaf_query *lb,
+			  char *why, size_t size)
+{
+	lm_area_cmd(_metadata, lm, "alloc_block");
+	lm_area_read(_metadata, lm, a);
+	lm_get_leaf(_metadata, &lm->st, a->alias0, lb);
+	if (lb->kind != LM_PTE)
+		return true;
+	snprintf(why, size, "alloc_block found no block or contiguous range");
+	return false;
+}
+
+/*
+ * The split of a known block shows in the trace: an event for the leaf
+ * that held the page, from the module's set_memory_ro() call.
+ */
+TEST_F(linmap, trace_split)
+{
+	const struct lm_state *st = &self->lm.st;
+	unsigned long long addr, old, new;
+	const char *dir = lm_trace_dir();
+	char path[256], why[128], *trace, *p;
+	struct lm_leaf_query lb;
+	int found = 0, events = 0;
+	struct lm_area a;
+
+	if (!dir)
+		SKIP(return, "no linear_map trace events (kernel without CONFIG_FTRACE or the trace patch)");
+	if (!st->rodata_full || !st->linear_blocks)
+		SKIP(return, "no block to split: the linear map is mapped with PTEs");
+	if (!lm_block_page(_metadata, &self->lm, &a, &lb, why, sizeof(why)))
+		SKIP(return, "%s", why);
+
+	snprintf(path, sizeof(path), "%s/trace", dir);
+	ASSERT_EQ(0, lm_write_path(path, ""));
+	snprintf(path, sizeof(path), "%s/events/linear_map/enable", dir);
+	ASSERT_EQ(0, lm_write_path(path, "1"));
+	lm_area_cmd(_metadata, &self->lm, "ro");
+	ASSERT_EQ(0, lm_write_path(path, "0"));
+	lm_area_cmd(_metadata, &self->lm, "rw");
+
+	snprintf(path, sizeof(path), "%s/trace", dir);
+	trace = lm_read_path(path);
+	ASSERT_NE(NULL, trace);
+	for (p = strstr(trace, "linear_map_split: "); p;
+	     p = strstr(p + 1, "linear_map_split: ")) {
+		events++;
+		if (sscanf(p, "linear_map_split: addr=0x%llx old_size=0x%llx new_size=0x%llx",
+			   &addr, &old, &new) != 3)
+			continue;
+		EXPECT_LT(new, old) TH_LOG("a split to a larger leaf");
+		/* The first event splits the leaf found before, from the module. */
+		if (!found && addr <= a.alias0 && a.alias0 < addr + old) {
+			found = 1;
+			TH_LOG("%.*s", (int)strcspn(p, "\n"), p);
+			EXPECT_EQ(lb.entry_size *
+				  lm_group_entries(lb.kind, st->page_size), old);
+			EXPECT_NE(NULL, strstr(p, "linmap_test"))
+				TH_LOG("caller not the module: %.*s",
+				       (int)strcspn(p, "\n"), p);
+		}
+	}
+	TH_LOG("%d split events; the first of 0x%llx's %s: %s", events,
+	       a.alias0, lm_kind_name[lb.kind], found ? "found" : "missing");
+	EXPECT_TRUE(found) TH_LOG("%s", trace);
+	free(trace);
+}
+
+static unsigned long long lm_collapse_stat(const char *key)
+{
+	char *text = lm_read_path(LM_HEAL_DIR "/collapse");
+	unsigned long long v = ~0ULL;
+
+	if (text)
+		lm_kv_num(text, key, &v);
+	free(text);
+	return v;
+}
+
+/*
+ * What a collapse test needs: collapse on, rodata=full (only then does
+ * set_memory_ro() split aliases), and an area of one page whose alias is
+ * in a block or contiguous range, its leaf in @lb. False, with the reason
+ * in @why, when the test cannot run.
+ */
+static bool lm_collapse_setup(struct __test_metadata *_metadata,
+			      struct lm_ctx *lm, struct lm_area *a,
+			      struct lm_leaf_query *lb, char *why, size_t size)
+{
+	if (!lm_collapse_on(why, size))
+		return false;
+	if (!lm->st.rodata_full) {
+		snprintf(why, size, "set_memory_ro() changes linear aliases only with rodata=full");
+		return false;
+	}
+	return lm_block_page(_metadata, lm, a, lb, why, size);
+}
+
+/*
+ * A page made read-only splits its block; made writable again, a full
+ * collapse pass folds it back: a leaf at least as large as before, and no
+ * table more.
+ */
+TEST_F(linmap, collapse_heals)
+{
+	const struct lm_state *st = &self->lm.st;
+	struct lm_counts c0, c1, c2;
+	struct lm_leaf_query lb, ls, lh;
+	struct lm_area a;
+	char why[256];
+
+	if (!lm_collapse_setup(_metadata, &self->lm, &a, &lb, why, sizeof(why)))
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, lm_write_path(LM_HEAL_DIR "/collapse", "1"));
+	lm_get_counts(_metadata, &self->lm, st, &c0);
+
+	lm_area_cmd(_metadata, &self->lm, "ro");
+	lm_get_leaf(_metadata, st, a.alias0, &ls);
+	EXPECT_EQ(LM_PTE, ls.kind);
+	EXPECT_EQ(0, ls.writable);
+	lm_get_counts(_metadata, &self->lm, st, &c1);
+	lm_area_cmd(_metadata, &self->lm, "rw");
+	ASSERT_EQ(0, lm_write_path(LM_HEAL_DIR "/collapse", "1"));
+	lm_get_leaf(_metadata, st, a.alias0, &lh);
+	lm_get_counts(_metadata, &self->lm, st, &c2);
+	TH_LOG("0x%llx: %s -> %s -> %s; table pages %llu -> %llu -> %llu",
+	       a.alias0, lm_kind_name[lb.kind], lm_kind_str(ls.kind),
+	       lm_kind_str(lh.kind), c0.table_pages, c1.table_pages,
+	       c2.table_pages);
+	/* As large as before, or larger: its neighbours may fold with it. */
+	EXPECT_LE(0, lh.kind);
+	EXPECT_GE(lb.kind, lh.kind) TH_LOG("the block did not come back");
+	EXPECT_EQ(1, lh.writable);
+	/* The split made page-sized leaves, the pass took them away. */
+	EXPECT_LT(lm_stable_bytes(&c0, LM_PTE), lm_stable_bytes(&c1, LM_PTE));
+	EXPECT_GE(lm_stable_bytes(&c0, LM_PTE), lm_stable_bytes(&c2, LM_PTE));
+	if (lb.kind <= LM_PMD)
+		EXPECT_LT(c0.table_pages, c1.table_pages);
+	EXPECT_GE(c0.table_pages, c2.table_pages);
+	EXPECT_EQ(lm_stable_mapped(&c0), lm_stable_mapped(&c2));
+}
+
+/* Poll the leaf of @va until it is not a PTE, up to @ms; its kind. */
+static int lm_wait_block(struct __test_metadata *_metadata,
+			 const struct lm_state *st, unsigned long long va,
+			 unsigned int ms)
+{
+	struct lm_leaf_query q;
+	unsigned int t;
+
+	for (t = 0; ; t += 20) {
+		lm_get_leaf(_metadata, st, va, &q);
+		if (q.kind != LM_PTE || t >= ms)
+			return q.kind;
+		usleep(20 * 1000);
+	}
+}
+
+/*
+ * Hysteresis: a page flipped read-only and back faster than the settle
+ * time is folded once, after it stops; flipped a little slower than that,
+ * it is not folded after every flip, as each fold soon undone doubles the
+ * wait before the next.
+ */
+TEST_F_TIMEOUT(linmap, collapse_hysteresis, 300)
+{
+	const struct lm_state *st = &self->lm.st;
+	const unsigned int settle = 200, slow = 6;
+	char why[256], old[32] = "1000", *text;
+	unsigned long long f0, f1;
+	struct lm_leaf_query lb, q;
+	unsigned int i, folded = 0;
+	struct lm_area a;
+	int kind;
+
+	if (!lm_collapse_setup(_metadata, &self->lm, &a, &lb, why, sizeof(why)))
+		SKIP(return, "%s", why);
+	text = lm_read_path(LM_HEAL_DIR "/collapse_settle_ms");
+	if (text)
+		snprintf(old, sizeof(old), "%.*s", (int)strcspn(text, "\n"), text);
+	free(text);
+	snprintf(why, sizeof(why), "%u", settle);
+	ASSERT_EQ(0, lm_write_path(LM_HEAL_DIR "/collapse_settle_ms", why));
+
+	/* Fast: 50 flips well inside the settle time of each other. */
+	f0 = lm_collapse_stat("passes");
+	for (i = 0; i < 50; i++) {
+		lm_area_cmd(_metadata, &self->lm, "ro");
+		lm_area_cmd(_metadata, &self->lm, "rw");
+	}
+	lm_get_leaf(_metadata, st, a.alias0, &q);
+	EXPECT_EQ(LM_PTE, q.kind) TH_LOG("folded while the flips went on");
+	/* Up to the longest backoff: earlier tests' passes may have set one. */
+	kind = lm_wait_block(_metadata, st, a.alias0, 70 * settle);
+	f1 = lm_collapse_stat("passes");
+	TH_LOG("fast flips: %s once they stopped, %llu passes",
+	       lm_kind_str(kind), f1 - f0);
+	EXPECT_LE(0, kind);
+	EXPECT_GE(lb.kind, kind) TH_LOG("not folded once the flips stopped");
+
+	/* Slow: one flip every 1.5 settle times; count the folds between. */
+	for (i = 0; i < slow; i++) {
+		lm_get_leaf(_metadata, st, a.alias0, &q);
+		folded += i && q.kind != LM_PTE;
+		lm_area_cmd(_metadata, &self->lm, "ro");
+		lm_area_cmd(_metadata, &self->lm, "rw");
+		usleep(settle * 1500);
+	}
+	TH_LOG("slow flips: folded %u times in %u gaps of 1.5 settle times",
+	       folded, slow - 1);
+	EXPECT_GE(1, folded) TH_LOG("no hysteresis: split and folded each time");
+	kind = lm_wait_block(_metadata, st, a.alias0, 200 * settle);
+	EXPECT_LE(0, kind);
+	EXPECT_GE(lb.kind, kind) TH_LOG("not folded after the slow flips");
+	lm_write_path(LM_HEAL_DIR "/collapse_settle_ms", old);
+}
+
+#ifndef __NR_memfd_secret
+#define __NR_memfd_secret	447
+#endif
+
+/*
+ * memfd_secret() pages leave the linear map one by one, splitting the
+ * blocks they sit in; once the file is gone, a collapse pass gives every
+ * table back.
+ */
+TEST_F(linmap, secretmem_heals)
+{
+	const struct lm_state *st = &self->lm.st;
+	const unsigned long pages = 64;
+	struct lm_counts c0, c1, c2;
+	size_t size = pages * st->page_size;
+	unsigned long i;
+	char why[256], *p;
+	int fd;
+
+	if (!lm_collapse_on(why, sizeof(why)))
+		SKIP(return, "%s", why);
+	fd = syscall(__NR_memfd_secret, 0);
+	if (fd < 0 && errno == ENOSYS)
+		SKIP(return, "no memfd_secret() (kernel without CONFIG_SECRETMEM)");
+	ASSERT_LE(0, fd) TH_LOG("memfd_secret: %s", strerror(errno));
+	ASSERT_EQ(0, lm_write_path(LM_HEAL_DIR "/collapse", "1"));
+	lm_get_counts(_metadata, &self->lm, st, &c0);
+	ASSERT_EQ(0, ftruncate(fd, size));
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap: %s", strerror(errno));
+	for (i = 0; i < pages; i++)
+		p[i * st->page_size] = 1;
+	lm_get_counts(_metadata, &self->lm, st, &c1);
+	munmap(p, size);
+	close(fd);
+	ASSERT_EQ(0, lm_write_path(LM_HEAL_DIR "/collapse", "1"));
+	lm_get_counts(_metadata, &self->lm, st, &c2);
+	TH_LOG("table pages: %llu before, %llu with %lu secret pages, %llu after a pass",
+	       c0.table_pages, c1.table_pages, pages, c2.table_pages);
+	TH_LOG("page-sized leaves: %llu, %llu and %llu bytes",
+	       lm_stable_bytes(&c0, LM_PTE), lm_stable_bytes(&c1, LM_PTE),
+	       lm_stable_bytes(&c2, LM_PTE));
+	/* Each secret page is a leaf of its own while it is out. */
+	EXPECT_LT(lm_stable_bytes(&c0, LM_PTE), lm_stable_bytes(&c1, LM_PTE))
+		TH_LOG("secret pages split nothing");
+	EXPECT_GE(lm_stable_bytes(&c0, LM_PTE), lm_stable_bytes(&c2, LM_PTE));
+	EXPECT_GE(c0.table_pages, c2.table_pages);
+	EXPECT_EQ(lm_stable_mapped(&c0), lm_stable_mapped(&c2));
+}
+
+TEST_HARNESS_MAIN

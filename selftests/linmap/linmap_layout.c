@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * arm64 linear map tests, linmap_layout.
+ *
+ * The linear map as booted and as counted: the state the kernel claims,
+ * block mappings where the policy wants them, counts that agree with
+ * themselves and with the boot layout, leaf lookups, and the auditor on a
+ * clean map and on made-up faults.
+ */
+
+#include "linmap_lib.h"
+
+TEST_F(linmap, state_sane)
+{
+	const struct lm_state *st = &self->lm.st;
+	unsigned long long ps = sysconf(_SC_PAGESIZE);
+	char val[64];
+	int i;
+
+	EXPECT_EQ(ps, st->page_size);
+
+	EXPECT_LT(st->linear.start, st->linear.end);
+	EXPECT_LT(st->kimage.start, st->kimage.end);
+	/* Kernel VAs live in the upper half of the address space. */
+	EXPECT_NE(0, st->linear.start >> 63);
+	EXPECT_EQ(0, st->linear.start % ps);
+	EXPECT_EQ(0, st->linear.end % ps);
+	EXPECT_EQ(0, st->kimage.start % ps);
+	EXPECT_EQ(0, st->kimage.end % ps);
+	EXPECT_TRUE(lm_within(&st->kimage, &st->linear))
+		TH_LOG("kimage alias 0x%llx-0x%llx outside linear 0x%llx-0x%llx",
+		       st->kimage.start, st->kimage.end, st->linear.start, st->linear.end);
+
+	/* KFENCE only has a pool when it is built; early init always has one. */
+	if (st->kfence == LM_KFENCE_NONE)
+		EXPECT_TRUE(st->kfence_pool.none);
+	if (st->kfence == LM_KFENCE_EARLY)
+		EXPECT_FALSE(st->kfence_pool.none);
+	if (!st->kfence_pool.none) {
+		EXPECT_LT(st->kfence_pool.start, st->kfence_pool.end);
+		EXPECT_EQ(0, st->kfence_pool.start % ps);
+		EXPECT_EQ(0, st->kfence_pool.end % ps);
+		EXPECT_TRUE(lm_within(&st->kfence_pool, &st->linear));
+		EXPECT_FALSE(lm_overlap(&st->kfence_pool, &st->kimage));
+	}
+
+	/* Levels are listed largest first and always end with plain PTEs. */
+	for (i = 1; i < st->nr_levels; i++) {
+		EXPECT_LT(st->level[i - 1], st->level[i])
+			TH_LOG("levels not largest first: %s before %s",
+			       lm_kind_name[st->level[i - 1]], lm_kind_name[st->level[i]]);
+	}
+	EXPECT_EQ(LM_PTE, st->level[st->nr_levels - 1]);
+	EXPECT_TRUE(st->has[LM_PMD]);
+
+	/* Optional keys; the group sizes used below are arm64 constants. */
+	if (st->cont_ptes)
+		EXPECT_EQ(lm_group_entries(LM_CONT_PTE, ps), st->cont_ptes);
+	if (st->cont_pmds)
+		EXPECT_EQ(lm_group_entries(LM_CONT_PMD, ps), st->cont_pmds);
+
+	/* Each of these forces can_set_direct_map() in 6.12 and later. */
+	if (st->rodata_full || st->debug_pagealloc || st->kfence == LM_KFENCE_LATE)
+		EXPECT_EQ(1, st->can_set_direct_map);
+
+	/*
+	 * Claims must agree with the command line.  arm64 only decides
+	 * rodata_full for these three values; others keep the default.
+	 */
+	if (lm_cmdline("rodata", val, sizeof(val)) &&
+	    (!strcmp(val, "full") || !strcmp(val, "on") || !strcmp(val, "off"))) {
+		EXPECT_EQ(!strcmp(val, "full"), st->rodata_full)
+			TH_LOG("rodata=%s", val);
+	}
+	if (lm_cmdline("debug_pagealloc", val, sizeof(val))) {
+		bool off = strchr("nN0", val[0]) || !strcmp(val, "off");
+
+		/* "on" is not checked: the kernel may be built without it. */
+		if (off)
+			EXPECT_EQ(0, st->debug_pagealloc);
+		if (!off && !st->debug_pagealloc)
+			TH_LOG("debug_pagealloc=%s but not enabled: not built in?", val);
+	}
+	if (st->kfence != LM_KFENCE_NONE &&
+	    lm_cmdline("kfence.sample_interval", val, sizeof(val))) {
+		EXPECT_EQ(strtoul(val, NULL, 0) ? LM_KFENCE_EARLY : LM_KFENCE_LATE,
+			  st->kfence)
+			TH_LOG("kfence.sample_interval=%s", val);
+	}
+}
+
+/*
+ * The tests take the block policy from the module's linear_blocks; check
+ * it once against the facts it follows from: debug_pagealloc forces pages,
+ * and so does a direct map that may change (rodata=full, a KFENCE pool
+ * set up late: what can_set_direct_map() says) unless BBML2_NOABORT lets
+ * live blocks be split.
+ */
+TEST_F(linmap, linear_blocks)
+{
+	const struct lm_state *st = &self->lm.st;
+	bool may_change = st->rodata_full || st->kfence == LM_KFENCE_LATE;
+
+	EXPECT_EQ(!st->debug_pagealloc && (st->bbml2 == 1 || !may_change),
+		  st->linear_blocks);
+	EXPECT_EQ(!st->debug_pagealloc &&
+		  (st->bbml2 == 1 || !st->can_set_direct_map), st->linear_blocks);
+}
+
+TEST_F(linmap, counts_consistent)
+{
+	const struct lm_state *st = &self->lm.st;
+	unsigned long long ps = st->page_size, ptrs = ps / 8;
+	unsigned long long sum_bytes = 0, sum_n_bytes = 0, kimage_bytes = 0;
+	unsigned long long memtotal, pte_entries, min_tables;
+	struct lm_counts c;
+	int k, s;
+
+	lm_get_counts(_metadata, &self->lm, st, &c);
+
+	for (k = 0; k < LM_NR_KINDS; k++) {
+		if (!st->has[k])
+			continue;
+		EXPECT_EQ(lm_entry_size(k, ps), c.size[k])
+			TH_LOG("%s_size", lm_kind_name[k]);
+		for (s = 0; s < LM_NR_SCOPES; s++) {
+			EXPECT_EQ(c.n[s][k] * c.size[k], c.bytes[s][k])
+				TH_LOG("%s.%s_bytes", lm_scope_name[s], lm_kind_name[k]);
+		}
+		/* rest is the complement, so the scopes must add up exactly. */
+		EXPECT_EQ(c.n[LM_ALL][k],
+			  c.n[LM_KIMAGE][k] + c.n[LM_KFENCE][k] + c.n[LM_REST][k])
+			TH_LOG("scopes of %s do not add up", lm_kind_name[k]);
+		EXPECT_EQ(c.bytes[LM_ALL][k], c.bytes[LM_KIMAGE][k] +
+			  c.bytes[LM_KFENCE][k] + c.bytes[LM_REST][k])
+			TH_LOG("scopes of %s_bytes do not add up", lm_kind_name[k]);
+		/* The architecture only allows whole contiguous groups. */
+		EXPECT_EQ(0, c.n[LM_ALL][k] % lm_group_entries(k, ps))
+			TH_LOG("all.%s is not a whole number of groups", lm_kind_name[k]);
+		sum_bytes += c.bytes[LM_ALL][k];
+		sum_n_bytes += c.n[LM_ALL][k] * c.size[k];
+		kimage_bytes += c.bytes[LM_KIMAGE][k];
+		if (st->kfence_pool.none)
+			EXPECT_EQ(0, c.n[LM_KFENCE][k]);
+	}
+	EXPECT_EQ(sum_bytes, c.mapped_bytes);
+	EXPECT_EQ(sum_n_bytes, c.mapped_bytes);
+	EXPECT_EQ(c.table_pages * ps, c.table_bytes);
+
+	/* Plain and contiguous PTEs both live in PTE tables. */
+	pte_entries = c.n[LM_ALL][LM_PTE] + c.n[LM_ALL][LM_CONT_PTE];
+	min_tables = (pte_entries + ptrs - 1) / ptrs;
+	EXPECT_GE(c.table_pages, min_tables)
+		TH_LOG("%llu PTE-level entries need at least %llu tables", pte_entries,
+		       min_tables);
+
+	/*
+	 * The leaves over the kernel image alias cover all of it, unless
+	 * debug_pagealloc unmapped the freed init pages.
+	 */
+	if (!st->debug_pagealloc)
+		EXPECT_GE(kimage_bytes, st->kimage.end - st->kimage.start);
+	EXPECT_LE(c.mapped_bytes, st->linear.end - st->linear.start);
+
+	/*
+	 * All RAM the kernel manages is in the linear map.  With
+	 * debug_pagealloc free pages are unmapped, so the walk may see less.
+	 */
+	memtotal = lm_meminfo("MemTotal");
+	ASSERT_NE(0, memtotal) TH_LOG("no MemTotal in /proc/meminfo");
+	if (!st->debug_pagealloc) {
+		EXPECT_GE(c.mapped_bytes, memtotal);
+	} else if (c.mapped_bytes < memtotal) {
+		TH_LOG("debug_pagealloc: mapped %llu < MemTotal %llu", c.mapped_bytes,
+		       memtotal);
+	}
+}
+
+TEST_F(linmap, boot_layout)
+{
+	const struct lm_state *st = &self->lm.st;
+	unsigned long long blocks = 0, kfence_bytes = 0;
+	bool granular = !st->linear_blocks;
+	struct lm_counts c;
+	int k;
+
+	lm_get_counts(_metadata, &self->lm, st, &c);
+	/* "expect" is what the module's linear_blocks says. */
+	TH_LOG("rodata_full=%llu debug_pagealloc=%llu kfence=%s bbml2=%s: expect %s",
+	       st->rodata_full, st->debug_pagealloc, lm_kfence_name[st->kfence],
+	       lm_bbml2_name[st->bbml2 + 1], granular ? "PTEs only" : "block mappings");
+
+	for (k = 0; k < LM_NR_KINDS; k++) {
+		if (!st->has[k] || k == LM_PTE)
+			continue;
+		/* 6.12 maps with NO_BLOCK_MAPPINGS | NO_CONT_MAPPINGS here. */
+		if (granular) {
+			EXPECT_EQ(0, c.n[LM_REST][k])
+				TH_LOG("rest.%s must be 0 when page granular", lm_kind_name[k]);
+		}
+		blocks += c.n[LM_REST][k];
+		/* The early pool is always mapped with PTEs, whatever the rest. */
+		if (st->kfence == LM_KFENCE_EARLY) {
+			EXPECT_EQ(0, c.n[LM_KFENCE][k])
+				TH_LOG("kfence pool mapped with %s", lm_kind_name[k]);
+		}
+	}
+	if (!granular) {
+		EXPECT_LT(0, blocks)
+			TH_LOG("no block or contiguous leaf outside kimage/kfence");
+	}
+
+	if (st->kfence == LM_KFENCE_EARLY) {
+		for (k = 0; k < LM_NR_KINDS; k++)
+			kfence_bytes += c.bytes[LM_KFENCE][k];
+		EXPECT_LT(0, kfence_bytes);
+		EXPECT_LE(kfence_bytes, st->kfence_pool.end - st->kfence_pool.start);
+	}
+}
+
+TEST_F(linmap, leaf_lookup)
+{
+	const struct lm_state *st = &self->lm.st;
+	struct lm_counts c;
+	struct lm_leaf_query l;
+	int ret;
+
+	lm_get_counts(_metadata, &self->lm, st, &c);
+	lm_get_leaf(_metadata, st, st->kimage.start, &l);
+	EXPECT_EQ(1, l.valid);
+	ASSERT_LE(0, l.kind) TH_LOG("kernel image alias 0x%llx unmapped", st->kimage.start);
+	EXPECT_EQ(c.size[l.kind], l.entry_size);
+
+	/* A user address is not in the linear map: the lookup must refuse it. */
+	memset(&l, 0, sizeof(l));
+	l.addr = 0x1000;
+	ret = lm_leaf(&l);
+	EXPECT_EQ(-EINVAL, ret);
+}
+
+/* ---- reliability: auditor, shadow-model stress, injection, hotplug ---- */
+
+TEST_F(linmap, audit_clean)
+{
+	unsigned long long leaves, pages, tables, counted;
+	struct lm_out *o = lm_audit(_metadata, &self->lm, "audit_clean");
+
+	ASSERT_NE(NULL, o);
+	leaves = lm_num(_metadata, o, "leaves");
+	pages = lm_num(_metadata, o, "pages_checked");
+	tables = lm_num(_metadata, o, "table_pages");
+	counted = lm_num(_metadata, o, "table_pages_counted");
+	EXPECT_LT(0, leaves);
+	EXPECT_LT(0, tables);
+	EXPECT_EQ(tables, counted);
+	/* Every page of memory is mapped by some leaf. */
+	EXPECT_LE(lm_meminfo("MemTotal") / self->lm.st.page_size, pages);
+	TH_LOG("audit: %llu leaves, %llu pages, %llu table pages", leaves, pages,
+	       tables);
+}
+
+/* The auditor must catch each fault in a set of made-up entries. */
+TEST_F(linmap, audit_detects)
+{
+	struct lm_out *o = lm_get(_metadata, &self->lm, "audit_selftest");
+	unsigned long long cases, missed;
+
+	cases = lm_num(_metadata, o, "cases");
+	missed = lm_num(_metadata, o, "missed");
+	EXPECT_LE(10, cases);
+	EXPECT_EQ(0, missed);
+	TH_LOG("auditor: %llu made-up cases, %llu missed", cases, missed);
+}
+
+TEST_HARNESS_MAIN
