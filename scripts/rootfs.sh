@@ -48,18 +48,26 @@ msg "rootfs: downloading ${#pkgs[@]} packages and their dependencies (arm64)"
 apt_opts=(-o APT::Architecture=arm64 -o APT::Architectures::=arm64
 	  -o Dir::State::status="$work/status" -o Dir::Cache="$work/apt"
 	  -o Dir::Cache::archives="$work/debs" -o Debug::NoLocking=1)
-if ! apt-get install -y -q --download-only --no-install-recommends "${apt_opts[@]}" \
-	"${pkgs[@]}" >"$work/apt.log" 2>&1; then
+if ! with_progress "rootfs: downloading" "$work/apt.log" '^Get:' "packages" '' \
+	apt-get install -y -q --download-only --no-install-recommends "${apt_opts[@]}" \
+	"${pkgs[@]}"; then
 	tail -15 "$work/apt.log" >&2
 	cp "$work/apt.log" "$CACHE/apt-failed.log"
 	die "apt-get could not download the rootfs packages (list: $PKGS_FILE)"
 fi
 debs=("$work"/debs/*.deb)
 msg "rootfs: unpacking ${#debs[@]} packages"
-for d in "${debs[@]}"; do
-	dpkg-deb -x "$d" "$work/root" || die "cannot unpack $d"
-	dpkg-deb -W --showformat='${Package} ${Version}\n' "$d" >>"$work/manifest"
-done
+unpack() {	# DEB...: into the root, each named in the manifest
+	local d
+	for d; do
+		dpkg-deb -x "$d" "$work/root" || { echo "cannot unpack $d"; return 1; }
+		dpkg-deb -W --showformat='${Package} ${Version}\n' "$d" >>"$work/manifest" ||
+			return 1
+		echo "unpacked ${d##*/}"
+	done
+}
+with_progress "rootfs: unpacking" "$work/unpack.log" '^unpacked ' "packages" "${#debs[@]}" \
+	unpack "${debs[@]}" || { tail -3 "$work/unpack.log" >&2; die "cannot unpack the packages"; }
 for p in "${pkgs[@]}"; do
 	grep -q "^$p " "$work/manifest" || die "package $p was not downloaded: apt-get resolved it away (see its log above)"
 done
