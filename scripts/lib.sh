@@ -264,9 +264,9 @@ RESULT_PREFIX=${RESULT_PREFIX:-}
 # ': ') to RESULTS_TSV, and only the FAILs to stdout unless RESULTS_ALL=1.
 ok()   { pass=$((pass + 1)); result PASS "$1"; }
 bad()  { failed=$((failed + 1)); result FAIL "$1" "${2:-}"; }
-skip() { skipped=$((skipped + 1)); result SKIP "$1 ($2)"; }
-result() {	# STATUS NAME [DETAILS]
-	local line="$1: $RESULT_PREFIX$2" name="$RESULT_PREFIX$2"
+skip() { skipped=$((skipped + 1)); result SKIP "$1" "" " ($2)"; }
+result() {	# STATUS NAME [DETAILS [REASON]]
+	local line="$1: $RESULT_PREFIX$2${4:-}" name="$RESULT_PREFIX$2"
 	[ -z "${3:-}" ] || line+=$'\n'$(printf '%s\n' "$3" | sed 's/^/    /')
 	if [ -n "${RESULTS_LOG:-}" ]; then
 		printf '%s\n' "$line" >>"$RESULTS_LOG"
