@@ -3,13 +3,15 @@
 # Install the Debian packages the kit needs, and fetch Debian's arm64
 # busybox for the initramfs. Idempotent: does nothing when all is present.
 # python3-ply and python3-git: checkpatch's SPDX check of a new file;
-# e2fsprogs: mke2fs for the workload guests' disk (scripts/rootfs.sh).
+# e2fsprogs: mke2fs for the workload guests' disk (scripts/rootfs.sh);
+# procps: pgrep/pkill for make check's interrupted runs; file: the
+# selftests' static-binary checks.
 . "$(dirname "$0")/lib.sh"
 
 PKGS=(make gcc libc6-dev flex bison bc libssl-dev libelf-dev cpio xz-utils
       gzip kmod git python3 ccache gcc-aarch64-linux-gnu
       libc6-dev-arm64-cross qemu-system-arm linux-source-6.12 b4
-      gnuplot-nox sparse python3-ply python3-git e2fsprogs)
+      gnuplot-nox sparse python3-ply python3-git e2fsprogs procps file)
 
 # --list: the packages, one line, for the kit's own test of this script.
 if [ "${1:-}" = --list ]; then
