@@ -19,7 +19,7 @@ export KSRC SERIES PAGE_SIZE VA_BITS DEBUG MEM SMP QEMU_TIMEOUT CMDLINE STRESS B
 S := scripts
 
 .PHONY: help deps tree apply config kernel kmod selftests initramfs rootfs boot \
-	run check check-geometries soak modes bench bench-quick check-series install-tests \
+	run check check-geometries soak modes bench bench-quick bench-tlb check-series install-tests \
 	clean distclean
 
 help:
@@ -73,6 +73,11 @@ bench: deps
 
 bench-quick: deps
 	@BENCH_QUICK=1 $(S)/bench.sh
+
+# Kernel TLB misses per 1000 instructions, simulated: a Neoverse N1's TLBs
+# replaying real workloads' accesses for three layouts of the linear map.
+bench-tlb: deps
+	@$(S)/tlb.sh
 
 # Every other page-table geometry 6.12 offers (VA_BITS per page size), each
 # booted with BBML2 on every CPU and with the repaint. Seven more kernels.

@@ -25,6 +25,7 @@
 #                         jumps to the next timer when every vCPU idles, so
 #                         busy guest timings repeat exactly; the vCPUs then
 #                         share one host thread
+#   QEMU_PLUGIN=<so>[,args]  load a TCG plugin (scripts/tlb.sh's tlbtrace)
 # The console log is always kept; its path is printed. Non-interactive runs
 # fail on timeout, on a missing end marker (panic, crash) and on any kernel
 # splat found by scan-log.sh. The guest's data block is written next to the
@@ -81,6 +82,10 @@ disk DISK2 disk2 readonly=on
 disk SWAP swap
 if [ -n "${ICOUNT:-}" ]; then
 	qemu+=(-icount "shift=$ICOUNT,sleep=off")
+fi
+if [ -n "${QEMU_PLUGIN:-}" ]; then
+	[ -f "${QEMU_PLUGIN%%,*}" ] || die "no plugin at QEMU_PLUGIN=${QEMU_PLUGIN%%,*}"
+	qemu+=(-plugin "$QEMU_PLUGIN")
 fi
 
 if [ "$JOB" = shell ]; then

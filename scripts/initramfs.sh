@@ -37,6 +37,9 @@ for p in $(cat "$ST/progs") linmap_secret linmap_contpte; do
 	install -m 755 "$ST/$p" "$root/bin/"
 done
 install -m 755 "$TOP/scripts/guest/linmap_tests" "$root/bin/linmap_tests"
+# The markers of the TLB measurement (scripts/tlb.sh), a few KiB.
+aarch64-linux-gnu-gcc -static -O2 -Wall -I"$TOP/scripts/tlb" -o "$root/bin/tlbmark" \
+	"$TOP/scripts/tlb/tlbmark.c" || die "cannot build scripts/tlb/tlbmark.c"
 [ -z "$KSELFTEST_TAR" ] || install -m 644 "$KSELFTEST_TAR" "$root/kselftest.tar.gz"
 (cd "$root" && find . | sort | cpio -o -H newc -R 0:0 --quiet) |
 	gzip -n -1 >"$INITRD.tmp"

@@ -333,3 +333,13 @@ _ticker() {	# WHAT LOG PATTERN UNIT TOTAL PID: until PID (the caller) is gone
 		fi
 	done
 }
+
+# The TLB measurement's host tools (scripts/tlb/): the QEMU plugin and the
+# model, built into DIR; their sources are small, so always rebuilt.
+tlb_tools() {	# DIR
+	local d=$TOP/scripts/tlb
+	mkdir -p "$1"
+	gcc -O2 -Wall -Wextra -Werror -Wno-unused-parameter -shared -fPIC \
+		-fvisibility=hidden -o "$1/tlbtrace.so" "$d/tlbtrace.c" -lpthread &&
+		gcc -O2 -Wall -Wextra -Werror -o "$1/tlbsim" "$d/tlbsim.c"
+}

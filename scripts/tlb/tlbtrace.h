@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the tlbtrace plugin and the guest's tlbmark share, and the events
+ * the plugin hands the TLB model (tlbmodel.h), one 64-bit record each, in
+ * the order they happened (one lock orders them across vCPUs).
+ *
+ * A record: bits 63..12 a 4 KiB-aligned virtual address or a value,
+ * bits 11..8 the type, bits 7..0 the vCPU.
+ */
+#ifndef LINMAP_TLBTRACE_H
+#define LINMAP_TLBTRACE_H
+
+#include <stdint.h>
+#include <string.h>
+
+#define LM_TRACE_MAGIC		"LMTLBTR1"
+#define LM_TRACE_VERSION	1
+/* Accesses are traced at this granule whatever the guest's page size. */
+#define LM_TRACE_SHIFT		12
+/*
+ * A vCPU's data (and, separately, instruction) access to the same 4 KiB
+ * page as its previous one is left out. It changes nothing in the model:
+ * the entry that covers the page is the one the previous access used, so
+ * it is the first level's most recently used entry already, the access
+ * hits there and the second level is not looked up. Only the last page
+ * can be left out so: an access to the one before it would reorder the
+ * LRU order (tlbsim's self-test shows the difference), so the filter
+ * keeps LM_FILTER = 1 page. The plugin refuses a first level that is not
+ * fully associative.
+ */
+#define LM_FILTER		1
+/*
+ * Instruction counts are recorded at least every LM_TICK instructions a
+ * vCPU runs, and its filters are emptied then, so that every page a
+ * window of instructions touches is in the trace inside that window.
+ */
+#define LM_TICK			4096
+
+/*
+ * The guest speaks to the plugin (tlbmark.c) by loads from LM_MARK_PAGES
+ * user pages at a fixed address, the only thing a QEMU 7.2 plugin can
+ * see of what the guest does besides its instructions. A load from the
+ * first page at offset op << 8 | arg is a command; one from page 1 + p
+ * at offset o carries the 16 bits p << 12 | o of a layout being sent:
+ * each range as two 64-bit words, four symbols each, low first: its
+ * start | linear << 6 | shift, then its end.
+ */
+#define LM_MARK_PAGE		0x4c4d00000000ULL
+#define LM_MARK_PAGES		17
+#define LM_MARK_START		1	/* arg: the window's id */
+#define LM_MARK_STOP		2
+#define LM_MARK_LAYOUT		3	/* a layout follows */
+#define LM_MARK_LAYOUT_END	4	/* arg: its number of ranges, mod 256 */
+
+enum lm_rec_type {
+	LM_T_DATA,		/* a load or store to the page */
+	LM_T_INSN,		/* instructions fetched from the page */
+	LM_T_COUNT,		/* value: kernel << 26 | user instructions */
+	LM_T_MARK,		/* value: op << 8 | id */
+	LM_T_FLUSH_ALL,		/* TLBI VMALLE1{,IS,OS}: value 1 if broadcast */
+	LM_T_FLUSH_USER,	/* TLBI ASIDE1{,IS,OS}: value 1 if broadcast */
+	LM_T_FLUSH_VA,		/* TLBI by address: the model cannot see which */
+	LM_NR_TYPES,
+};
+
+#define LM_REC(val, type, cpu) \
+	(((uint64_t)(val) << LM_TRACE_SHIFT) | ((uint64_t)(type) << 8) | (cpu))
+#define LM_REC_ADDR(r)		((r) & ~0xfffULL)
+#define LM_REC_VAL(r)		((r) >> LM_TRACE_SHIFT)
+#define LM_REC_TYPE(r)		(((r) >> 8) & 0xf)
+#define LM_REC_CPU(r)		((r) & 0xff)
+#define LM_COUNT_BITS		26
+#define LM_MAX_VCPUS		256
+
+/* The filter: the last LM_FILTER distinct pages, most recent first. */
+static inline void lm_filter_reset(uint64_t *f)
+{
+	int i;
+
+	for (i = 0; i < LM_FILTER; i++)
+		f[i] = 1;	/* no page is at an odd address */
+}
+
+/* True if @page is among them; it becomes the most recent. */
+static inline int lm_filter_hit(uint64_t *f, uint64_t page)
+{
+	int i, hit;
+
+	if (f[0] == page)
+		return 1;
+	for (i = 1; i < LM_FILTER && f[i] != page; i++)
+		;
+	hit = i < LM_FILTER;
+	if (!hit)
+		i = LM_FILTER - 1;	/* the least recent one drops out */
+	memmove(&f[1], &f[0], i * sizeof(f[0]));
+	f[0] = page;
+	return hit;
+}
+
+struct lm_trace_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t filter;	/* LM_FILTER */
+	uint32_t vcpus;
+	uint32_t shift;		/* LM_TRACE_SHIFT */
+	uint32_t tick;		/* LM_TICK */
+	uint32_t pad[9];
+};
+
+#endif
