@@ -133,6 +133,11 @@ refused MEM=256M 'guest RAM in M, G or T, at least 512M'
 refused SMP=0 'a number of guest CPUs from 1 to 512'
 refused STRESS=pages=0,round=2 "pages=N rounds=N threads=N \\(no 'round'\\)"
 refused STRESS=threads=four 'pages=N rounds=N threads=N with numbers'
+expect_fail "kit: make bench-tlb refuses an unknown workload up front" "no workload 'bogus'" \
+	env TLB_WORKLOADS="memcached bogus" OUT="$T/out-tlb" "$TOP/scripts/tlb.sh"
+expect_fail "kit: make bench-tlb refuses TLB_SECS=1.5 up front" "TLB_SECS takes whole seconds" \
+	env TLB_SECS=1.5 OUT="$T/out-tlb" "$TOP/scripts/tlb.sh"
+[ ! -e "$T/out-tlb/tlb" ] || bad "kit: a refused make bench-tlb did no work" "$(ls -A "$T/out-tlb/tlb")"
 refused EL2=yes 'on or off'
 refused IOMMU=smmuv2 'smmuv3 or empty'
 refused ICOUNT=11 'an -icount shift from 0 to 10'

@@ -11,12 +11,12 @@
 # rodata=on), each with the second-level TLB at half, the published and
 # twice its size.
 #   TLB_WORKLOADS  memcached fio_dmcrypt seqread modload
-#   TLB_SECS       3: memcaslap's run, in virtual seconds
+#   TLB_SECS       2: memcaslap's run, in virtual seconds
 # Writes out/tlb/report.md, tlb.json and tlb.png.
 . "$(dirname "$0")/lib.sh"
 
 WORKLOADS=${TLB_WORKLOADS:-memcached fio_dmcrypt seqread modload}
-SECS=${TLB_SECS:-3}
+SECS=${TLB_SECS:-2}
 [[ "$SECS" =~ ^[1-9][0-9]*$ ]] || die "TLB_SECS takes whole seconds (got '$SECS')"
 for w in $WORKLOADS; do
 	case $w in

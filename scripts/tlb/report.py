@@ -16,6 +16,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from layout import leaves  # noqa: E402
+
 LAYOUTS = [("full", "unpatched rodata=full (all PTEs)"),
            ("series", "patched, rodata=full, BBML2"),
            ("on", "rodata=on")]
@@ -109,6 +112,24 @@ def main(d):
             md.append("| %s | %d | %s | %s | %s | %s |" % (
                 name, size, fmt(f), fmt(s), fmt(o),
                 ("%+.1f%%" % (100.0 * (s - f) / f)) if f else "-"))
+    # The model sees the layout each window starts with; the dump after
+    # it shows what the workload split meanwhile.
+    data = os.path.join(d, "traced.data")
+    if os.path.exists(data):
+        md += ["", "## The linear map at each window's end (what the model did not see split)", "",
+               "| after | KiB mapped by PTEs | by contiguous PTEs | by blocks |", "|---|---:|---:|---:|"]
+        for _, name in windows:
+            try:
+                ranges, _ = leaves(data, "tlb.layout." + name, 12)
+            except SystemExit:
+                continue
+            by = {"pte": 0, "cont": 0, "block": 0}
+            for a, b, shift, linear in ranges:
+                if linear:
+                    by["pte" if shift == 12 else "cont" if shift == 16 else "block"] += (b - a) >> 10
+            res[name]["linear_kib_after"] = by
+            md.append("| %s | %d | %d | %d |" % (name, by["pte"], by["cont"], by["block"]))
+        json.dump(res, open(os.path.join(d, "tlb.json"), "w"), indent=1, sort_keys=True)
     md += ["", "Layouts: " + "; ".join("%s: %s" % x for x in LAYOUTS) + "."]
     open(os.path.join(d, "report.md"), "w").write("\n".join(md) + "\n")
 

@@ -88,13 +88,14 @@ static inline int tlb_access(struct tlb *t, uint64_t va, unsigned int leaf, int 
 
 	t->clock++;
 	for (w = 0; w < t->lv->ways; w++) {
-		if (set[w].used && set[w].tag == tag) {
+		if (set[w].tag == tag && set[w].used) {
 			set[w].used = t->clock;
 			return 1;
 		}
+	}
+	for (w = 1; w < t->lv->ways; w++)
 		if (set[w].used < set[victim].used)
 			victim = w;
-	}
 	set[victim].tag = tag;
 	set[victim].used = t->clock;
 	return 0;
@@ -212,7 +213,7 @@ struct sim {
 	struct level l1d, l1i, l2;
 	unsigned int vcpus;
 	struct model m[MAX_LAYOUTS * MAX_SCALES];
-	unsigned int nmodels, nlayouts;
+	unsigned int nmodels, nlayouts, nscales;
 	struct layout *layouts;
 	struct footprint *fp;	/* [layout][vcpu] */
 	uint64_t kinsns, uinsns, records, tlbi[3];
@@ -243,6 +244,7 @@ static inline void sim_init(struct sim *s, unsigned int vcpus, struct layout *la
 	s->vcpus = vcpus;
 	s->layouts = layouts;
 	s->nlayouts = nlayouts;
+	s->nscales = nscales;
 	s->nmodels = 0;
 	for (i = 0; i < nlayouts; i++) {
 		for (j = 0; j < nscales; j++) {
@@ -255,15 +257,27 @@ static inline void sim_init(struct sim *s, unsigned int vcpus, struct layout *la
 			if (!m->l2.sets)
 				m->l2.sets = 1;
 			m->l2.entries = m->l2.sets * m->l2.ways;
+			m->tl2 = calloc(vcpus, sizeof(struct tlb));
+			if (!m->tl2)
+				die("out of memory%s", "");
+			for (c = 0; c < vcpus; c++)
+				tlb_init(&m->tl2[c], &m->l2);
+			/*
+			 * The first level does not depend on the second: the
+			 * models of one layout share theirs, looked up once.
+			 */
+			if (j) {
+				m->l1d = s->m[s->nmodels - 1 - j].l1d;
+				m->l1i = s->m[s->nmodels - 1 - j].l1i;
+				continue;
+			}
 			m->l1d = calloc(vcpus, sizeof(struct tlb));
 			m->l1i = calloc(vcpus, sizeof(struct tlb));
-			m->tl2 = calloc(vcpus, sizeof(struct tlb));
-			if (!m->l1d || !m->l1i || !m->tl2)
+			if (!m->l1d || !m->l1i)
 				die("out of memory%s", "");
 			for (c = 0; c < vcpus; c++) {
 				tlb_init(&m->l1d[c], &s->l1d);
 				tlb_init(&m->l1i[c], &s->l1i);
-				tlb_init(&m->tl2[c], &m->l2);
 			}
 		}
 	}
@@ -311,44 +325,47 @@ static inline void fp_insns(struct footprint *f, uint64_t n)
 
 static inline void do_data(struct sim *s, unsigned int cpu, uint64_t va)
 {
-	int user = !(va >> 63);
-	unsigned int i;
+	int user = !(va >> 63), c = C_USER, hit = 0;
+	unsigned int i, shift = base_shift;
 
 	for (i = 0; i < s->nmodels; i++) {
 		struct model *m = &s->m[i];
-		unsigned int shift = leaf_shift(m->l, va);
-		int c = user ? C_USER : va >= m->l->lin_start &&
-			va < m->l->lin_end ? C_KLIN : C_KOTHER;
 
+		if (i % s->nscales == 0) {
+			if (!user) {
+				shift = leaf_shift(m->l, va);
+				c = va >= m->l->lin_start && va < m->l->lin_end ?
+					C_KLIN : C_KOTHER;
+			}
+			hit = tlb_access(&m->l1d[cpu], va, shift, !user);
+			if (c == C_KLIN)
+				fp_touch(&s->fp[(i / s->nscales) * s->vcpus + cpu],
+					 (va >> shift) << 6 | shift);
+		}
 		m->st.daccess[c]++;
-		if (tlb_access(&m->l1d[cpu], va, shift, !user))
+		if (hit)
 			continue;
 		m->st.dmiss[c]++;
 		if (!tlb_access(&m->tl2[cpu], va, shift, !user))
 			m->st.dwalk[c]++;
 	}
-	for (i = 0; i < s->nlayouts; i++) {
-		const struct layout *l = &s->layouts[i];
-		unsigned int shift;
-
-		if (user || va < l->lin_start || va >= l->lin_end)
-			continue;
-		shift = leaf_shift(l, va);
-		fp_touch(&s->fp[i * s->vcpus + cpu], (va >> shift) << 6 | shift);
-	}
 }
 
 static inline void do_insn(struct sim *s, unsigned int cpu, uint64_t va)
 {
-	int user = !(va >> 63);
-	unsigned int i;
+	int user = !(va >> 63), hit = 0;
+	unsigned int i, shift = base_shift;
 
 	for (i = 0; i < s->nmodels; i++) {
 		struct model *m = &s->m[i];
-		unsigned int shift = leaf_shift(m->l, va);
 
+		if (i % s->nscales == 0) {
+			if (!user)
+				shift = leaf_shift(m->l, va);
+			hit = tlb_access(&m->l1i[cpu], va, shift, !user);
+		}
 		m->st.iaccess[!user]++;
-		if (tlb_access(&m->l1i[cpu], va, shift, !user))
+		if (hit)
 			continue;
 		m->st.imiss[!user]++;
 		if (!tlb_access(&m->tl2[cpu], va, shift, !user))
