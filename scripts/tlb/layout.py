@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The layouts tlbsim replays a trace against, from the kernel's ptdump.
+"""A layout for the TLB model (its format: layout_load() in tlbmodel.h),
+from the kernel's ptdump.
 
 A tlb guest (scripts/guest/init, job tlb) records
 /sys/kernel/debug/kernel_page_tables as [tlb.layout.NAME] sections of
@@ -9,7 +10,7 @@ set of attributes; CON marks contiguous ones.
 
 usage:
   layout.py DATA SECTION PAGE_SIZE OUT [--linear-pte | --linear-from DATA2 SECTION2]
-      OUT: tlbsim's layout file (see tlbsim.c) of the page tables in
+      OUT: the layout file of the page tables in
       SECTION; --linear-pte maps the linear map by base pages instead (the
       unpatched rodata=full layout); --linear-from takes the linear map's
       leaves from another dump (the rodata=on boot), the rest from SECTION.
@@ -50,8 +51,8 @@ def leaves(data, section, page_shift):
         if not m:
             continue
         a, b, level, attrs = int(m.group(1), 16), int(m.group(2), 16), m.group(3), m.group(4)
-        if level in ("PGD", "P4D") or not attrs.strip():
-            continue   # never a leaf on arm64; nothing mapped
+        if level in ("PGD", "P4D") or not attrs.strip() or attrs.startswith("F"):
+            continue   # never a leaf on arm64; nothing mapped; not valid
         key = ("C" + level if " CON " in " %s " % attrs else level)
         shift = SHIFTS[page_shift][key]
         out.append((a, b, shift, linear))

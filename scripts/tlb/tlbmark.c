@@ -75,8 +75,9 @@ static int send_layout(void)
 		if (sscanf(line, "0x%llx-0x%llx %*s %7s %n", &a, &b, level, &n) != 3)
 			continue;
 		rest = line + n;
-		if (!*rest || *rest == '\n')
-			continue;	/* nothing mapped there */
+		/* Nothing mapped there, or entries not valid (F) */
+		if (!*rest || *rest == '\n' || *rest == 'F')
+			continue;
 		shift = leaf_shift(page_shift, level, strstr(rest, " CON ") != NULL);
 		if (shift < 0)
 			continue;

@@ -217,6 +217,7 @@ struct sim {
 	struct layout *layouts;
 	struct footprint *fp;	/* [layout][vcpu] */
 	uint64_t kinsns, uinsns, records, tlbi[3];
+	uint64_t zva[2];	/* DC ZVA run, user and kernel: not modelled */
 	FILE *out;		/* the results */
 	int in_window, only;	/* only: the one window to replay, or -1 */
 	unsigned int window_id;
@@ -403,6 +404,7 @@ static inline void window_start(struct sim *s, unsigned int id)
 	}
 	s->kinsns = s->uinsns = s->records = 0;
 	memset(s->tlbi, 0, sizeof(s->tlbi));
+	memset(s->zva, 0, sizeof(s->zva));
 	s->in_window = 1;
 	s->window_id = id;
 }
@@ -434,11 +436,13 @@ static inline void window_stop(struct sim *s)
 
 	fprintf(o, "%s\n  {\"id\": %u, \"insns_kernel\": %llu, \"insns_user\": %llu, "
 	       "\"records\": %llu, \"tlbi_all\": %llu, \"tlbi_user\": %llu, "
-	       "\"tlbi_va\": %llu,\n   \"layouts\": {", s->windows_out ? "," : "",
+	       "\"tlbi_va\": %llu, \"dc_zva_user\": %llu, \"dc_zva_kernel\": %llu,\n   \"layouts\": {",
+	       s->windows_out ? "," : "",
 	       s->window_id, (unsigned long long)s->kinsns,
 	       (unsigned long long)s->uinsns, (unsigned long long)s->records,
 	       (unsigned long long)s->tlbi[0], (unsigned long long)s->tlbi[1],
-	       (unsigned long long)s->tlbi[2]);
+	       (unsigned long long)s->tlbi[2], (unsigned long long)s->zva[0],
+	       (unsigned long long)s->zva[1]);
 	for (i = 0; i < s->nlayouts; i++) {
 		uint64_t windows = 0, distinct = 0;
 
@@ -472,11 +476,15 @@ static inline void sim_record(struct sim *s, uint64_t r)
 	uint64_t val = LM_REC_VAL(r);
 
 	if (cpu >= s->vcpus)
-		die("a record names vCPU %s beyond the header's count", "");
+		die("a record names a vCPU beyond the count the model was given%s", "");
 	if (type == LM_T_MARK) {
 		if ((val >> 8) == LM_MARK_START &&
-		    (s->only < 0 || s->only == (int)(val & 0xff)))
+		    (s->only < 0 || s->only == (int)(val & 0xff))) {
+			if (s->in_window)	/* no stop: that window is lost */
+				fprintf(stderr, "tlb model: window %u has no stop marker\n",
+					s->window_id);
 			window_start(s, val & 0xff);
+		}
 		else if (s->in_window)
 			window_stop(s);
 		return;

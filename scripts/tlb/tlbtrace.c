@@ -28,7 +28,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = LM_QEMU_PLUGIN_API;
 struct vcpu {
 	uint64_t dpage[LM_FILTER], ipage[LM_FILTER];
 	uint64_t kinsns, uinsns;	/* since the last count record */
-	unsigned long gen;
+	unsigned long gen, wgen;
 };
 
 static struct vcpu *vcpus;
@@ -39,9 +39,18 @@ static struct sim sim;
 static struct layout layouts[3], on_file;
 static unsigned int nr_layouts;
 static uint64_t nr_accesses, nr_sent, nr_bad_layouts;
+/* DC ZVA zeroes a block without a memory callback: counted per window. */
+static uint64_t nr_zva[2];
 static volatile int recording;
-/* Bumped by a broadcast invalidation: other vCPUs empty their filters. */
-static volatile unsigned long flush_gen;
+/*
+ * Bumped, under the lock, by a broadcast invalidation and by a window's
+ * start: each vCPU empties its filter when it sees a new value, in its
+ * next callback. With vCPUs on parallel threads (no -icount), an access
+ * that races with the bump can still be left out: the filter is exact
+ * when one vCPU runs at a time, as make bench-tlb runs them. window_gen
+ * zeroes the instruction counts a vCPU carries into a new window.
+ */
+static volatile unsigned long flush_gen, window_gen;
 
 /* The layout being received. */
 static struct range *rx;
@@ -61,6 +70,18 @@ static void filter_reset(struct vcpu *v)
 {
 	lm_filter_reset(v->dpage);
 	lm_filter_reset(v->ipage);
+}
+
+static void check_gen(struct vcpu *v)
+{
+	if (v->gen != flush_gen) {
+		v->gen = flush_gen;
+		filter_reset(v);
+	}
+	if (v->wgen != window_gen) {
+		v->wgen = window_gen;
+		v->kinsns = v->uinsns = 0;
+	}
 }
 
 static void emit_count(unsigned int cpu, struct vcpu *v)
@@ -124,6 +145,21 @@ static void build_layouts(void)
 		free(on);
 }
 
+/* Sorted, each range non-empty with a shift a leaf can have, some linear. */
+static int rx_valid(void)
+{
+	int linear = 0;
+	size_t i;
+
+	for (i = 0; i < nrx; i++) {
+		if (rx[i].end <= rx[i].start || rx[i].shift < 12 || rx[i].shift > 42 ||
+		    (i && rx[i].start < rx[i - 1].end))
+			return 0;
+		linear |= rx_linear[i];
+	}
+	return linear;
+}
+
 static void rx_symbol(unsigned int sym)
 {
 	if (!receiving)
@@ -160,18 +196,26 @@ static void command(unsigned int cpu, unsigned int off)
 	case LM_MARK_START:
 		if (recording)
 			break;
-		filter_reset(v);
+		pthread_mutex_lock(&lock);
 		flush_gen++;
-		record(LM_REC(off, LM_T_MARK, cpu));
+		window_gen++;
+		nr_zva[0] = nr_zva[1] = 0;
+		sim_record(&sim, LM_REC(off, LM_T_MARK, cpu));
 		recording = 1;
+		pthread_mutex_unlock(&lock);
+		check_gen(v);
 		break;
 	case LM_MARK_STOP:
 		if (!recording)
 			break;
 		emit_count(cpu, v);
+		pthread_mutex_lock(&lock);
 		recording = 0;
-		record(LM_REC(off, LM_T_MARK, cpu));
+		sim.zva[0] = nr_zva[0];
+		sim.zva[1] = nr_zva[1];
+		sim_record(&sim, LM_REC(off, LM_T_MARK, cpu));
 		fflush(sim.out);
+		pthread_mutex_unlock(&lock);
 		break;
 	case LM_MARK_LAYOUT:
 		nrx = 0;
@@ -183,7 +227,7 @@ static void command(unsigned int cpu, unsigned int off)
 		if (!receiving)
 			break;
 		receiving = 0;
-		if (rx_sym || rx_wi || (nrx & 0xff) != arg) {
+		if (rx_sym || rx_wi || (nrx & 0xff) != arg || !rx_valid()) {
 			fprintf(stderr, "tlbtrace: a layout of %zu ranges arrived damaged; kept the last one\n",
 				nrx);
 			nr_bad_layouts++;
@@ -210,7 +254,10 @@ static void mem_cb(unsigned int cpu, qemu_plugin_meminfo_t info,
 			rx_symbol((vaddr - LM_MARK_PAGE - 4096) & 0xffff);
 		return;
 	}
-	if (!recording || lm_filter_hit(v->dpage, page))
+	if (!recording)
+		return;
+	check_gen(v);
+	if (lm_filter_hit(v->dpage, page))
 		return;
 	nr_accesses++;
 	record(LM_REC(page >> LM_TRACE_SHIFT, LM_T_DATA, cpu));
@@ -224,10 +271,7 @@ static void tb_cb(unsigned int cpu, void *udata)
 
 	if (!recording)
 		return;
-	if (v->gen != flush_gen) {
-		v->gen = flush_gen;
-		filter_reset(v);
-	}
+	check_gen(v);
 	if (page >> 63)
 		v->kinsns += u & 0xfff;
 	else
@@ -247,12 +291,23 @@ static void tlbi_cb(unsigned int cpu, void *udata)
 	if (!recording)
 		return;
 	/* The model ignores invalidation by address: so does the filter. */
-	if (type != LM_T_FLUSH_VA) {
+	pthread_mutex_lock(&lock);
+	if (type != LM_T_FLUSH_VA && bcast)
+		flush_gen++;
+	sim_record(&sim, LM_REC(bcast, type, cpu));
+	pthread_mutex_unlock(&lock);
+	if (type != LM_T_FLUSH_VA)
 		filter_reset(&vcpus[cpu]);
-		if (bcast)
-			flush_gen++;
-	}
-	record(LM_REC(bcast, type, cpu));
+}
+
+/* @udata: 1 for a kernel instruction. */
+static void zva_cb(unsigned int cpu, void *udata)
+{
+	if (!recording)
+		return;
+	pthread_mutex_lock(&lock);
+	nr_zva[(uintptr_t)udata]++;
+	pthread_mutex_unlock(&lock);
 }
 
 /*
@@ -294,6 +349,11 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (qemu_plugin_insn_size(insn) != 4)
 			continue;
 		memcpy(&op, qemu_plugin_insn_data(insn), 4);
+		/* DC ZVA, Xt: QEMU zeroes the block with no memory callback. */
+		if ((op & 0xffffffe0) == 0xd50b7420)
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, zva_cb,
+							       QEMU_PLUGIN_CB_NO_REGS,
+							       (void *)(uintptr_t)(page >> 63));
 		if (tlbi_type(op, &udata))
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, tlbi_cb,
 							       QEMU_PLUGIN_CB_NO_REGS,
@@ -304,9 +364,11 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 static void at_exit(qemu_plugin_id_t id, void *udata)
 {
 	pthread_mutex_lock(&lock);
+	recording = 0;
 	if (sim.in_window)
 		fprintf(stderr, "tlbtrace: QEMU exits inside window %u: left out\n",
 			sim.window_id);
+	sim.in_window = 0;
 	fprintf(sim.out, "\n], \"layouts_received\": %llu, \"layouts_damaged\": %llu}\n",
 		(unsigned long long)nr_sent, (unsigned long long)nr_bad_layouts);
 	if (fclose(sim.out))

@@ -13,8 +13,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#define LM_TRACE_MAGIC		"LMTLBTR1"
-#define LM_TRACE_VERSION	1
 /* Accesses are traced at this granule whatever the guest's page size. */
 #define LM_TRACE_SHIFT		12
 /*
@@ -45,7 +43,8 @@
  * each range as two 64-bit words, four symbols each, low first: its
  * start | linear << 6 | shift, then its end.
  */
-#define LM_MARK_PAGE		0x4c4d00000000ULL
+/* Below 2^38: inside the smallest user address space (39-bit VA). */
+#define LM_MARK_PAGE		0x4c4d000000ULL
 #define LM_MARK_PAGES		17
 #define LM_MARK_START		1	/* arg: the window's id */
 #define LM_MARK_STOP		2
@@ -97,15 +96,5 @@ static inline int lm_filter_hit(uint64_t *f, uint64_t page)
 	f[0] = page;
 	return hit;
 }
-
-struct lm_trace_header {
-	char magic[8];
-	uint32_t version;
-	uint32_t filter;	/* LM_FILTER */
-	uint32_t vcpus;
-	uint32_t shift;		/* LM_TRACE_SHIFT */
-	uint32_t tick;		/* LM_TICK */
-	uint32_t pad[9];
-};
 
 #endif
