@@ -32,9 +32,10 @@ static const char * const *lm_directmap_names(unsigned long long ps, int *n)
 /*
  * /proc/meminfo has one DirectMap line per size of leaf of the granule,
  * in order, adding up to what the linear map maps; the auditor checks
- * each against a locked walk of the page tables, byte for byte.
+ * each against a locked walk of the page tables, byte for byte. Over a
+ * map of PTEs alone that walk can outlast the default 30 s under TCG.
  */
-TEST_F(linmap, directmap)
+TEST_F_TIMEOUT(linmap, directmap, 300)
 {
 	const struct lm_state *st = &self->lm.st;
 	char line[256], name[64], mode[32] = "";

@@ -122,9 +122,11 @@ static void lm_ro_one_page(struct __test_metadata *_metadata,
 
 /*
  * Where the linear map keeps blocks under rodata=full, a page whose alias
- * is in one, so that there is a split to watch.
+ * is in one, so that there is a split to watch. Its walks of a map of
+ * PTEs alone (the unpatched kernel's, after kexec) can take more than
+ * the harness's default 30 s under TCG with lockdep.
  */
-TEST_F(linmap, ro_single_page_split)
+TEST_F_TIMEOUT(linmap, ro_single_page_split, 300)
 {
 	lm_ro_one_page(_metadata, &self->lm, "alloc_block");
 }
