@@ -76,7 +76,6 @@ def main(d):
         if i not in by_id:
             raise SystemExit("report.py: no results for window %d (%s)" % (i, name))
         res[name] = summarise(by_id[i])
-    json.dump(res, open(os.path.join(d, "tlb.json"), "w"), indent=1, sort_keys=True)
 
     base_l2 = None
     for name in res:
@@ -143,7 +142,6 @@ def main(d):
                     by["pte" if shift == 12 else "cont" if shift == 16 else "block"] += (b - a) >> 10
             res[name]["linear_kib_after"] = by
             md.append("| %s | %d | %d | %d |" % (name, by["pte"], by["cont"], by["block"]))
-        json.dump(res, open(os.path.join(d, "tlb.json"), "w"), indent=1, sort_keys=True)
     md += ["", "## Not modelled", "",
            "| workload | DC ZVA, kernel | DC ZVA, user | TLBI by address | TLBI ASID | TLBI all |",
            "|---|---:|---:|---:|---:|---:|"]
@@ -156,6 +154,7 @@ def main(d):
            "only (ASID and all-entry invalidations are modelled)."]
     md += ["", "Layouts: " + "; ".join("%s: %s" % x for x in LAYOUTS) + "."]
     open(os.path.join(d, "report.md"), "w").write("\n".join(md) + "\n")
+    json.dump(res, open(os.path.join(d, "tlb.json"), "w"), indent=1, sort_keys=True)
 
     # The chart: walks per 1000 instructions, a group of three per workload.
     dat = os.path.join(d, "tlb.dat")

@@ -42,7 +42,6 @@ static const int base_shift = 12;
 /* ---- the TLB ----------------------------------------------------------- */
 
 struct level {
-	char name[8];
 	unsigned int entries, ways, sets;
 	unsigned int nsizes, shifts[MAX_SIZES];	/* ascending */
 };
@@ -124,6 +123,13 @@ struct layout {
 	size_t n;
 };
 
+/* A range a layout may hold after @prev (NULL for its first). */
+static inline int range_valid(const struct range *prev, const struct range *r)
+{
+	return r->end > r->start && r->shift >= 12 && r->shift <= 42 &&
+		(!prev || r->start >= prev->end);
+}
+
 static inline unsigned int leaf_shift(const struct layout *l, uint64_t va)
 {
 	size_t lo = 0, hi = l->n;
@@ -158,6 +164,7 @@ static inline void layout_load(struct layout *l, const char *name, const char *p
 	size_t cap = 0;
 	unsigned long long a, b;
 	unsigned int s;
+	struct range r;
 
 	if (!f)
 		die("cannot read layout %s", path);
@@ -170,8 +177,10 @@ static inline void layout_load(struct layout *l, const char *name, const char *p
 		}
 		if (line[0] == '#' || line[0] == '\n')
 			continue;
-		if (sscanf(line, "%llx %llx %u", &a, &b, &s) != 3 || b <= a ||
-		    s < 12 || s > 42 || (l->n && a < l->r[l->n - 1].end))
+		if (sscanf(line, "%llx %llx %u", &a, &b, &s) != 3)
+			die("bad line in layout %s", path);
+		r = (struct range){ a, b, s };
+		if (!range_valid(l->n ? &l->r[l->n - 1] : NULL, &r))
 			die("bad or unsorted line in layout %s", path);
 		if (l->n == cap) {
 			cap = cap ? cap * 2 : 1024;
@@ -179,7 +188,7 @@ static inline void layout_load(struct layout *l, const char *name, const char *p
 			if (!l->r)
 				die("out of memory for %s", path);
 		}
-		l->r[l->n++] = (struct range){ a, b, s };
+		l->r[l->n++] = r;
 	}
 	fclose(f);
 	if (!l->lin_end)
@@ -219,7 +228,7 @@ struct sim {
 	uint64_t kinsns, uinsns, records, tlbi[3];
 	uint64_t zva[2];	/* DC ZVA run, user and kernel: not modelled */
 	FILE *out;		/* the results */
-	int in_window, only;	/* only: the one window to replay, or -1 */
+	int in_window;
 	unsigned int window_id;
 	int windows_out;
 };
@@ -478,8 +487,7 @@ static inline void sim_record(struct sim *s, uint64_t r)
 	if (cpu >= s->vcpus)
 		die("a record names a vCPU beyond the count the model was given%s", "");
 	if (type == LM_T_MARK) {
-		if ((val >> 8) == LM_MARK_START &&
-		    (s->only < 0 || s->only == (int)(val & 0xff))) {
+		if ((val >> 8) == LM_MARK_START) {
 			if (s->in_window)	/* no stop: that window is lost */
 				fprintf(stderr, "tlb model: window %u has no stop marker\n",
 					s->window_id);
@@ -570,7 +578,6 @@ static inline void params_load(struct sim *s, const char *path)
 			die("unknown TLB '%s' (l1d, l1i, l2)", name);
 		if (!ways || !entries || entries % ways)
 			die("%s: entries must be a multiple of ways", name);
-		snprintf(lv->name, sizeof(lv->name), "%s", name);
 		lv->entries = entries;
 		lv->ways = ways;
 		lv->sets = entries / ways;

@@ -26,16 +26,15 @@ static void st_setup(struct sim *s, const char *l1d, const char *l2)
 	char sizes[64];
 
 	memset(s, 0, sizeof(*s));
-	s->only = -1;
 	s->out = stdout;
 	sscanf(l1d, "%u %u %63s", &e, &w, sizes);
-	s->l1d = (struct level){ "l1d", e, w, e / w, 0, { 0 } };
+	s->l1d = (struct level){ e, w, e / w, 0, { 0 } };
 	s->l1i = s->l1d;
 	for (char *t = strtok(sizes, ","); t; t = strtok(NULL, ","))
 		s->l1d.shifts[s->l1d.nsizes++] = parse_size(t);
 	s->l1i = s->l1d;
 	sscanf(l2, "%u %u %63s", &e, &w, sizes);
-	s->l2 = (struct level){ "l2", e, w, e / w, 0, { 0 } };
+	s->l2 = (struct level){ e, w, e / w, 0, { 0 } };
 	for (char *t = strtok(sizes, ","); t; t = strtok(NULL, ","))
 		s->l2.shifts[s->l2.nsizes++] = parse_size(t);
 	st_layouts[0] = (struct layout){ "pte", K0, K0 + 4096 * MB, NULL, 0 };
@@ -58,22 +57,6 @@ static void st_run(struct sim *s, const uint64_t *recs, size_t n)
 	sim_record(s, LM_REC(LM_MARK_START << 8, LM_T_MARK, 0));
 	for (i = 0; i < n; i++)
 		sim_record(s, recs[i]);
-}
-
-/* lm_filter_hit() with any depth up to 8, for the depth test. */
-static int st_filter_hit(uint64_t *f, unsigned int depth, uint64_t page)
-{
-	unsigned int i;
-	int hit;
-
-	for (i = 0; i < depth && f[i] != page; i++)
-		;
-	hit = i < depth;
-	if (!hit)
-		i = depth - 1;
-	memmove(&f[1], &f[0], i * sizeof(f[0]));
-	f[0] = page;
-	return hit;
 }
 
 #define D(va, cpu)	LM_REC((va) >> 12, LM_T_DATA, cpu)
@@ -118,7 +101,7 @@ static void st_filter(unsigned int depth, int want_same)
 			va = last;
 		last = va;
 		sim_record(&a, D(va, 0));
-		if (!st_filter_hit(f, depth, va))
+		if (!lm_filter_hit_depth(f, depth, va))
 			sim_record(&b, D(va, 0));
 		if (++since == 700) {	/* a tick: the filter empties */
 			sim_record(&b, CNT(since, 0));

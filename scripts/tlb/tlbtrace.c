@@ -152,8 +152,7 @@ static int rx_valid(void)
 	size_t i;
 
 	for (i = 0; i < nrx; i++) {
-		if (rx[i].end <= rx[i].start || rx[i].shift < 12 || rx[i].shift > 42 ||
-		    (i && rx[i].start < rx[i - 1].end))
+		if (!range_valid(i ? &rx[i - 1] : NULL, &rx[i]))
 			return 0;
 		linear |= rx_linear[i];
 	}
@@ -443,7 +442,6 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		fprintf(stderr, "tlbtrace: cannot write %s\n", out_path);
 		return -1;
 	}
-	sim.only = -1;
 	sim_init(&sim, nr_vcpus, layouts, nr_layouts, scales, 3);
 	for (i = 0; i < nr_vcpus; i++)
 		filter_reset(&vcpus[i]);

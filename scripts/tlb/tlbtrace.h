@@ -80,21 +80,29 @@ static inline void lm_filter_reset(uint64_t *f)
 		f[i] = 1;	/* no page is at an odd address */
 }
 
-/* True if @page is among them; it becomes the most recent. */
-static inline int lm_filter_hit(uint64_t *f, uint64_t page)
+/*
+ * True if @page is among the last @depth in @f; it becomes the most
+ * recent. The plugin's depth is LM_FILTER; the self-test tries others.
+ */
+static inline int lm_filter_hit_depth(uint64_t *f, int depth, uint64_t page)
 {
 	int i, hit;
 
 	if (f[0] == page)
 		return 1;
-	for (i = 1; i < LM_FILTER && f[i] != page; i++)
+	for (i = 1; i < depth && f[i] != page; i++)
 		;
-	hit = i < LM_FILTER;
+	hit = i < depth;
 	if (!hit)
-		i = LM_FILTER - 1;	/* the least recent one drops out */
+		i = depth - 1;	/* the least recent one drops out */
 	memmove(&f[1], &f[0], i * sizeof(f[0]));
 	f[0] = page;
 	return hit;
+}
+
+static inline int lm_filter_hit(uint64_t *f, uint64_t page)
+{
+	return lm_filter_hit_depth(f, LM_FILTER, page);
 }
 
 #endif
