@@ -5,6 +5,7 @@ KSRC ?=
 SERIES ?= on
 PAGE_SIZE ?= 4K
 DEBUG ?= on
+KASAN ?= off
 MEM ?= 4G
 SMP ?= 4
 QEMU_TIMEOUT ?= 900
@@ -14,12 +15,12 @@ BBML2 ?= all
 SOAK_SECS ?= 600
 VA_BITS ?=
 KDIR ?=
-export KSRC SERIES PAGE_SIZE VA_BITS DEBUG MEM SMP QEMU_TIMEOUT CMDLINE STRESS BBML2
+export KSRC SERIES PAGE_SIZE VA_BITS DEBUG KASAN MEM SMP QEMU_TIMEOUT CMDLINE STRESS BBML2
 
 S := scripts
 
 .PHONY: help deps tree apply config kernel kmod selftests initramfs rootfs boot \
-	run check check-geometries soak modes bench bench-quick bench-tlb check-series install-tests \
+	run check check-geometries soak modes bench bench-quick bench-tlb check-series check-configs install-tests \
 	clean distclean
 
 help:
@@ -86,6 +87,11 @@ check-geometries: deps
 
 check-series: deps
 	@$(S)/check-series.sh
+
+# Both series, patch by patch, with CONFIG_WERROR in the configurations of
+# scripts/check-configs.tsv.
+check-configs: deps
+	@$(S)/check-configs.sh
 
 # The guests of make check, soak and check-geometries (scripts/modes.tsv).
 modes:

@@ -64,6 +64,8 @@ machine=virt,gic-version=3,memory-backend=ram
 # lib.sh refused any other values of these.
 [ "${IOMMU:-}" != smmuv3 ] || machine+=,iommu=smmuv3
 [ "${EL2:-off}" != on ] || machine+=,virtualization=on
+# KASAN_HW_TAGS needs the MTE the kernel was built for.
+[ "$KASAN" != hw ] || machine+=,mte=on
 qemu=(qemu-system-aarch64 -M "$machine"
       -object "memory-backend-ram,id=ram,size=$MEM,reserve=off"
       -cpu "${QEMU_CPU:-max,pauth-impdef=on}" -smp "$SMP" -m "$MEM"

@@ -341,10 +341,10 @@ check|soak|geometries) ;;
 esac
 PAGE_SIZES=${CHECK_PAGE_SIZES:-$(python3 "$TOP/scripts/modes.py" geometries "$CHECK_JOB" "$TREE")}
 geo() {	# GEOMETRY CMD...: run CMD with PAGE_SIZE and VA_BITS of GEOMETRY
-	local g_ps g_va g_levels g_build
-	read -r g_ps g_va g_levels g_build < <(geometry "$1")
+	local g_ps g_va g_levels g_build g_kasan
+	read -r g_ps g_va g_levels g_build g_kasan < <(geometry "$1")
 	shift
-	PAGE_SIZE=$g_ps VA_BITS=$g_va "$@"
+	PAGE_SIZE=$g_ps VA_BITS=$g_va KASAN=$g_kasan "$@"
 }
 built=()
 for ps in $PAGE_SIZES; do
@@ -420,7 +420,7 @@ count_tap() {
 # build has the module's suite).
 count_ktap() {
 	local ps=$1 mode=$2 data=$3 status name reason seen=0 build
-	read -r _ _ _ build < <(geometry "$ps")
+	read -r _ _ _ build _ < <(geometry "$ps")
 	[ -f "$build/kmod/linmap_kunit.ko" ] || return 0
 	while IFS=$'\t' read -r status name reason; do
 		seen=1
@@ -463,7 +463,7 @@ rootfs_image() {
 # for kexec -s -l in the guest.
 kexec_disk() {	# PAGE_SIZE: prints the image's path
 	local ps=$1 d=$CHECK/kexec-$1 build
-	read -r _ _ _ build < <(geometry "$ps")
+	read -r _ _ _ build _ < <(geometry "$ps")
 	[ -f "$d.ext4" ] && { echo "$d.ext4"; return 0; }
 	rm -rf "$d" && mkdir -p "$d/files" &&
 		cp "$build/arch/arm64/boot/Image" "$build/initramfs.cpio.gz" "$d/files/" &&
@@ -781,7 +781,7 @@ fi
 # in for a CPU that the BBML2_NOABORT allowlist names.
 board_guest() {
 	local ps=$1 mode=$1-board kdir tar initrd data top nested fails status name reason f missing= progs
-	read -r _ _ _ kdir < <(geometry "$ps")
+	read -r _ _ _ kdir _ < <(geometry "$ps")
 	if ! tar=$(env -u LINMAP_KO INSTALL_OUT="$CHECK/install-tests" KDIR="$kdir" \
 		"$TOP/scripts/install-tests.sh" 2>"$CHECK/install-tests.log"); then
 		bad "install-tests: tarball for the $ps kernel" "$(tail -20 "$CHECK/install-tests.log")"

@@ -13,12 +13,15 @@ frags=("$CONFIGS/base.config" "$CONFIGS/$PAGE_SIZE.config" "$BUILD/va.config")
 # The workload guests' options in the 4K test kernels only, the geometry
 # and kernels they boot: the other page sizes' kernels, and the bench's
 # (DEBUG=off), stay as small as they were.
-[ "$PAGE_SIZE" != 4K ] || [ "$DEBUG" != on ] || frags+=("$CONFIGS/workload.config")
+[ "$PAGE_SIZE" != 4K ] || [ "$DEBUG" != on ] || [ "$KASAN" != off ] ||
+	frags+=("$CONFIGS/workload.config")
 if [ "$DEBUG" = on ]; then
 	frags+=("$CONFIGS/debug.config")
 	# Debug options that only one page size's kernel carries.
 	[ -f "$CONFIGS/$PAGE_SIZE-debug.config" ] && frags+=("$CONFIGS/$PAGE_SIZE-debug.config")
 fi
+# KASAN with tags (sw or hw): the linear map's addresses carry tags.
+[ "$KASAN" = off ] || frags+=("$CONFIGS/kasan-$KASAN.config")
 # THP (contiguous user PTEs) unless a fragment makes the kernel PREEMPT_RT.
 grep -qx "CONFIG_PREEMPT_RT=y" "${frags[@]}" || frags+=("$CONFIGS/thp.config")
 # Optional local additions, e.g. for a board.

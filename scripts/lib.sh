@@ -55,6 +55,13 @@ case "$DEBUG" in
 on|off) ;;
 *) die "DEBUG must be on or off (got '$DEBUG')" ;;
 esac
+# KASAN with tags: sw (KASAN_SW_TAGS, tags in the top byte by TBI) or hw
+# (KASAN_HW_TAGS on MTE; the guest gets -machine virt,mte=on).
+KASAN=${KASAN:-off}
+case "$KASAN" in
+off|sw|hw) ;;
+*) die "KASAN must be off, sw or hw (got '$KASAN')" ;;
+esac
 
 # The guest's settings are checked here too, before any work: every make
 # target starts with a script that sources this file (deps), so a value
@@ -153,17 +160,24 @@ tree_name() {
 }
 
 TREE=$(tree_name)
-# The build directory's name: page size, VA size unless the default, debug.
-variant_of() {	# PAGE_SIZE VA_BITS
-	echo "$1$([ "$2" = "$(default_va_bits "$1")" ] || echo "-va$2")$([ "$DEBUG" = on ] ||
-		echo -nodebug)"
+# The build directory's name: page size, VA size unless the default, KASAN
+# if on, debug.
+variant_of() {	# PAGE_SIZE VA_BITS [KASAN]
+	local kasan=${3:-$KASAN}
+	echo "$1$([ "$2" = "$(default_va_bits "$1")" ] || echo "-va$2")$([ "$kasan" = off ] ||
+		echo "-kasan-$kasan")$([ "$DEBUG" = on ] || echo -nodebug)"
 }
-# geometry NAME: "PAGE_SIZE VA_BITS LEVELS BUILD" of a geometry name (4K,
-# 16K-va47), for scripts that handle several.
+# geometry NAME: "PAGE_SIZE VA_BITS LEVELS BUILD KASAN" of a geometry name
+# (4K, 16K-va47, 4K-kasan-sw), for scripts that handle several.
 geometry() {
-	local ps=${1%%-va*} va=${1##*-va}
-	[ "$va" != "$1" ] || va=$(default_va_bits "$ps")
-	echo "$ps $va $(pt_levels "$ps" "$va") $OUT/trees/$TREE/build-$(variant_of "$ps" "$va")"
+	local name=$1 kasan=off ps va
+	case "$name" in
+	*-kasan-sw) kasan=sw name=${name%-kasan-sw} ;;
+	*-kasan-hw) kasan=hw name=${name%-kasan-hw} ;;
+	esac
+	ps=${name%%-va*} va=${name##*-va}
+	[ "$va" != "$name" ] || va=$(default_va_bits "$ps")
+	echo "$ps $va $(pt_levels "$ps" "$va") $OUT/trees/$TREE/build-$(variant_of "$ps" "$va" "$kasan") $kasan"
 }
 VARIANT=$(variant_of "$PAGE_SIZE" "$VA_BITS")
 # KIT_SRC/KIT_BUILD point the build scripts at another tree (check-series).

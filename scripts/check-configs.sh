@@ -1,0 +1,130 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make check-configs: both series (the core, patches/*.patch, then the
+# healing one, patches/heal/*.patch, no test-only patch) build with
+# CONFIG_WERROR in the configurations of scripts/check-configs.tsv, not
+# only in the kit's own. For each configuration:
+#   - the base 6.12 builds (vmlinux): if it does not, the configuration is
+#     a SKIP with that reason, as nothing after it would mean anything;
+#   - the patches are applied one at a time, and after each one the
+#     directories the series touches are built (their objects in this
+#     configuration): the first failure names the patch;
+#   - after the last patch, the whole kernel builds (vmlinux), which also
+#     covers every other user of the headers the series changes.
+# Logs under out/check-configs/NAME/. CONFIGS="a b" runs only those.
+# Ends with 'N passed, N failed, N skipped'.
+. "$(dirname "$0")/lib.sh"
+
+require_cmds git
+"$TOP/scripts/tree.sh" >/dev/null
+base=$(git -C "$KSRC" rev-parse HEAD)
+W=$OUT/check-configs
+TSV=$TOP/scripts/check-configs.tsv
+RESULTS_LOG=$W/results.log
+RESULTS_TSV=$W/results.tsv
+mkdir -p "$W"
+: >"$RESULTS_LOG"
+: >"$RESULTS_TSV"
+pass=0 failed=0 skipped=0
+
+mapfile -t upstream < <(patches_in "$PATCHDIR"/*.patch "$PATCHDIR"/heal/*.patch)
+[ ${#upstream[@]} -gt 0 ] || die "no patches in $PATCHDIR"
+# The directories of the .c files the series touches.
+mapfile -t dirs < <(cat "${upstream[@]}" |
+	sed -n 's|^diff --git a/\([^ ]*\)/[^/ ]*\.c b/.*|\1/|p' | sort -u)
+
+# A clean worktree at the base, reused between runs.
+src=$W/src
+if [ -d "$src" ]; then
+	git -C "$src" am --abort >/dev/null 2>&1 || true
+	git -C "$src" checkout -q -f --detach "$base"
+else
+	git -C "$KSRC" worktree prune
+	git -C "$KSRC" worktree add -q --detach "$src" "$base"
+fi
+
+# configure NAME BASE OPTIONS: the .config of $build; every option given
+# must hold in it.
+configure() {
+	local name=$1 kind=$2 opts=$3 frag=$build/check-configs.config line opt
+	mkdir -p "$build"
+	{ echo CONFIG_WERROR=y; tr ',' '\n' <<<"$opts" | sed '/^-\?$/d'; } >"$frag"
+	case $kind in
+	kit)
+		kmake -s tinyconfig &&
+		echo "CONFIG_ARM64_VA_BITS_48=y" >"$build/va.config" &&
+		"$src/scripts/kconfig/merge_config.sh" -m -O "$build" "$build/.config" \
+			"$TOP/scripts/configs/base.config" "$TOP/scripts/configs/4K.config" \
+			"$build/va.config" "$frag" ;;
+	defconfig|allmodconfig)
+		kmake -s "$kind" &&
+		"$src/scripts/kconfig/merge_config.sh" -m -O "$build" "$build/.config" "$frag" ;;
+	randconfig:*)
+		KCONFIG_SEED=${kind#randconfig:} kmake -s randconfig &&
+		"$src/scripts/kconfig/merge_config.sh" -m -O "$build" "$build/.config" "$frag" ;;
+	*) echo "unknown base '$kind'"; return 1 ;;
+	esac >"$build/config.log" 2>&1 && kmake -s olddefconfig >>"$build/config.log" 2>&1 || return 1
+	while IFS= read -r line; do
+		opt=${line%%=*}
+		case $line in
+		*=n) ! grep -q "^$opt=" "$build/.config" ;;
+		*) grep -qxF "$line" "$build/.config" ;;
+		esac || { echo "$line did not take effect" >>"$build/config.log"; return 1; }
+	done <"$frag"
+}
+
+# errors LOG: the compiler's errors, for a FAIL's details.
+errors() { grep -E 'error:|Error [0-9]' "$1" | head -12; }
+
+for row in $(awk -F'\t+' '!/^#/ && NF >= 2 { print $1 "|" $2 "|" $3 }' "$TSV"); do
+	IFS='|' read -r name kind opts <<<"$row"
+	if [ -n "${CONFIGS:-}" ] && [[ " $CONFIGS " != *" $name "* ]]; then
+		continue
+	fi
+	build=$W/$name
+	logs=$W/$name/logs
+	rm -rf "$logs" && mkdir -p "$logs"
+	git -C "$src" am --abort >/dev/null 2>&1 || true
+	git -C "$src" checkout -q -f --detach "$base"
+	started=$(date +%s)
+	msg "check-configs $name ($kind${opts:+ + $opts}, CONFIG_WERROR)"
+	export KIT_SRC=$src KIT_BUILD=$build
+	SRC=$src BUILD=$build
+	if ! configure "$name" "$kind" "$opts"; then
+		bad "configs $name: configure ($kind${opts:+, $opts})" "$(tail -5 "$build/config.log")"
+		continue
+	fi
+	if ! with_progress "building the base 6.12 ($name)" "$logs/base.log" '^  CC' objects '' \
+		kmake vmlinux; then
+		skip "configs $name: every patch builds with CONFIG_WERROR" \
+			"the base 6.12 does not build in it: $(errors "$logs/base.log" | head -1)"
+		continue
+	fi
+	n=0 fail=
+	for p in "${upstream[@]}"; do
+		n=$((n + 1))
+		pname=${p#"$PATCHDIR"/}
+		if ! git -C "$src" "${GIT_ID[@]}" am -q "$p" >"$logs/am-$n.log" 2>&1; then
+			bad "configs $name: applies: $pname" "$(tail -5 "$logs/am-$n.log")"
+			fail=1
+			break
+		fi
+		if ! kmake "${dirs[@]}" >"$logs/patch-$n.log" 2>&1; then
+			bad "configs $name: builds with CONFIG_WERROR after $pname" \
+				"$(errors "$logs/patch-$n.log") (log: $logs/patch-$n.log)"
+			fail=1
+			break
+		fi
+	done
+	[ -n "$fail" ] && continue
+	ok "configs $name: ${dirs[*]} build after each of the ${#upstream[@]} patches"
+	if with_progress "building the kernel with both series ($name)" "$logs/series.log" \
+		'^  CC' objects '' kmake vmlinux; then
+		ok "configs $name: vmlinux builds with both series ($(( $(date +%s) - started ))s)"
+	else
+		bad "configs $name: vmlinux builds with both series" \
+			"$(errors "$logs/series.log") (log: $logs/series.log)"
+	fi
+done
+git -C "$src" am --abort >/dev/null 2>&1 || true
+tally
