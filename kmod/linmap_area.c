@@ -38,15 +38,16 @@ static void area_free(void)
 
 static int area_show(struct seq_file *m, void *v)
 {
-	unsigned long vm_w = 0, alias_w = 0;
+	unsigned long vm_w = 0, alias_w = 0, alias0 = 0;
 
 	mutex_lock(&lm_lock);
-	if (area.addr)
+	if (area.addr) {
 		lm_probe_range(area.addr, area.pages, &vm_w, &alias_w);
+		/* As the tables and the trace events know it: no KASAN tag. */
+		alias0 = (unsigned long)kasan_reset_tag(lm_alias_of(area.addr));
+	}
 	seq_printf(m, "pages=%lu\naddr=0x%lx\nalias0=0x%lx\nlast_ret=%d\n",
-		   area.pages, (unsigned long)area.addr,
-		   area.addr ? (unsigned long)lm_alias_of(area.addr) : 0UL,
-		   area.last_ret);
+		   area.pages, (unsigned long)area.addr, alias0, area.last_ret);
 	seq_printf(m, "vmalloc_writable=%lu\nalias_writable=%lu\n",
 		   vm_w, alias_w);
 	/* Per-page detail for small areas: 1 = the write probe succeeded. */

@@ -147,7 +147,8 @@ bool lm_kfence_pool(unsigned long *start, unsigned long *end)
 {
 #ifdef CONFIG_KFENCE
 	if (__kfence_pool) {
-		*start = (unsigned long)__kfence_pool;
+		/* A late pool's address is tagged under KASAN_SW_TAGS. */
+		*start = (unsigned long)kasan_reset_tag(__kfence_pool);
 		*end = *start + KFENCE_POOL_SIZE;
 		return true;
 	}

@@ -88,6 +88,8 @@ static long leaf_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -ENOTTY;
 	if (copy_from_user(&q, (void __user *)arg, sizeof(q)))
 		return -EFAULT;
+	/* A linear address may carry a KASAN tag, as page_address() does. */
+	q.addr = (u64)kasan_reset_tag((void *)(unsigned long)q.addr);
 	if (q.addr < PAGE_OFFSET || q.addr >= PAGE_END)
 		return -EINVAL;
 	kind = lm_lookup(q.addr, &val);

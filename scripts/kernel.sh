@@ -6,7 +6,7 @@
 require_cmds "${CROSS_COMPILE}gcc" ccache make
 "$TOP/scripts/config.sh"
 log=$BUILD/build.log
-msg "building $TREE kernel, $VARIANT pages, in $BUILD (log: $log)"
+msg "building $TREE kernel $VARIANT ($PAGE_SIZE pages, $VA_BITS-bit VA$([ "$KASAN" = off ] || echo ", KASAN_${KASAN^^}_TAGS")) in $BUILD (log: $log)"
 start=$(date +%s)
 # How many objects a whole build of this configuration compiles, as the
 # largest count an earlier build of it (in any tree) saw, for the progress.
