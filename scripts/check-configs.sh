@@ -48,7 +48,17 @@ fi
 configure() {
 	local name=$1 kind=$2 opts=$3 frag=$build/check-configs.config line opt
 	mkdir -p "$build"
-	{ echo CONFIG_WERROR=y; tr ',' '\n' <<<"$opts" | sed '/^-\?$/d'; } >"$frag"
+	# An option NAME.config is the kit's fragment scripts/configs/NAME.config.
+	{
+		echo CONFIG_WERROR=y
+		for opt in ${opts//,/ }; do
+			case $opt in
+			-) ;;
+			*.config) sed 's/#.*//; /^$/d' "$TOP/scripts/configs/$opt" || return 1 ;;
+			*) echo "$opt" ;;
+			esac
+		done
+	} >"$frag"
 	case $kind in
 	kit)
 		kmake -s tinyconfig &&
