@@ -79,6 +79,7 @@ struct lm_syms {
 	unsigned long (*collapse_pass)(bool all, unsigned long caller);
 	int (*collapse_now)(void);
 	bool *collapse_active;
+	unsigned long *collapse_last_restore;
 	/* How long the last pass took to fold, without freeing tables. */
 	u64 *collapse_last_ns;
 	/* The copy of kexec and hibernation, and its test-only delay. */

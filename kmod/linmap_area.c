@@ -13,6 +13,7 @@
 
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
@@ -190,8 +191,116 @@ static void area_exit(void)
 	mutex_unlock(&lm_lock);
 }
 
+/*
+ * linmap_test "area_guard" and "area_percpu": set_memory_ro() and
+ * set_memory_rw() where a VM_ALLOC area has no page whose alias could
+ * change: its guard page (the bound set_memory_*() checks is area->size,
+ * which holds the guard) and a percpu chunk, whose area has no pages
+ * array. The calls must return without reading the area's pages: a read
+ * past the array only KASAN sees, a NULL array oopses any kernel.
+ *
+ *   echo run > area_guard; cat area_guard
+ */
+#define LM_PCPU_TRIES	64
+#define LM_PCPU_SIZE	(16 << 10)
+
+struct edge_area_result {
+	int ret;
+	const char *skip;
+	int tries;
+	unsigned long addr;
+};
+
+static const char *edge_area_skip(void)
+{
+	if (!*lm_sym.rodata_full)
+		return "without rodata=full set_memory_ro() changes no alias";
+	/* Unpatched 6.12 would write the guard page's empty PTE. */
+	if (!lm_sym.split_kernel_leaf_mapping)
+		return "the kernel's set_memory_*() writes unmapped PTEs too";
+	return NULL;
+}
+
+static int guard_run(void *v)
+{
+	struct edge_area_result *r = v;
+	void *a;
+
+	r->skip = edge_area_skip();
+	if (r->skip)
+		return 0;
+	a = vmalloc(2 * PAGE_SIZE);
+	if (!a)
+		return -ENOMEM;
+	r->addr = (unsigned long)a + 2 * PAGE_SIZE;
+	r->ret = lm_sym.set_memory_ro(r->addr, 1);
+	if (!r->ret)
+		r->ret = lm_sym.set_memory_rw(r->addr, 1);
+	vfree(a);
+	return 0;
+}
+
+/* A writable page of a vmalloc'd percpu chunk made writable: a no-op. */
+static int percpu_run(void *v)
+{
+	struct edge_area_result *r = v;
+	void __percpu **p;
+	int i;
+
+	r->skip = edge_area_skip();
+	if (r->skip)
+		return 0;
+	p = kcalloc(LM_PCPU_TRIES, sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	/* The first chunk is in the linear map: fill it until one is not. */
+	for (i = 0; i < LM_PCPU_TRIES && !r->addr; i++) {
+		void *cpu0;
+
+		p[i] = __alloc_percpu(LM_PCPU_SIZE, PAGE_SIZE);
+		if (!p[i])
+			break;
+		r->tries = i + 1;
+		cpu0 = per_cpu_ptr(p[i], cpumask_first(cpu_possible_mask));
+		if (is_vmalloc_addr(cpu0))
+			r->addr = (unsigned long)cpu0;
+	}
+	if (r->addr)
+		r->ret = lm_sym.set_memory_rw(r->addr, 1);
+	else
+		r->skip = "no percpu allocation came from a vmalloc'd chunk";
+	for (i = 0; i < LM_PCPU_TRIES; i++)
+		free_percpu(p[i]);
+	kfree(p);
+	return 0;
+}
+
+static void edge_area_show(struct seq_file *m, void *v)
+{
+	struct edge_area_result *r = v;
+
+	if (r->skip)
+		seq_printf(m, "skip=%s\n", r->skip);
+	seq_printf(m, "ret=%d\ntries=%d\naddr=0x%lx\n", r->ret, r->tries,
+		   r->addr);
+}
+
+static struct lm_cmd guard_cmd = {
+	.size = sizeof(struct edge_area_result),
+	.run = guard_run,
+	.show = edge_area_show,
+};
+
+static struct lm_cmd percpu_cmd = {
+	.size = sizeof(struct edge_area_result),
+	.run = percpu_run,
+	.show = edge_area_show,
+};
+
 static const struct lm_file area_files[] = {
 	{ "area", 0644, &area_fops },
+	{ "area_guard", 0644, NULL, &guard_cmd },
+	{ "area_percpu", 0644, NULL, &percpu_cmd },
 };
 
 LM_FEATURE(area, area_exit);

@@ -15,6 +15,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/gfp.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -142,4 +144,85 @@ static struct lm_cmd heal_cmd = {
 	.available = heal_available,
 };
 
-LM_COMMAND_FEATURE(heal, "collapse_cost");
+/*
+ * linmap_test "collapse_quiet": a page restored with interrupts off, as
+ * hibernation's copy restores each unmapped page it saves, must note no
+ * hint and queue no pass (the image would hold them half written). The
+ * page is taken out of the linear map with interrupts on first. A note
+ * shows as the time of the last restore moving, which another CPU's
+ * restore can move too: up to QUIET_TRIES tries, and the test fails only
+ * if every one saw a note. A full pass then folds what is left split.
+ *
+ *   echo run > .../linmap_test/collapse_quiet
+ */
+#define QUIET_TRIES	3
+
+struct quiet_result {
+	int ret;
+	const char *skip;
+	int tries, noted;
+};
+
+static int quiet_run(void *v)
+{
+	struct quiet_result *r = v;
+	unsigned long before, flags;
+	struct page *page;
+	int attempts = 0;
+	bool noted, blind;
+
+	if (!lm_collapse_on() || !lm_sym.collapse_last_restore) {
+		r->skip = "the kernel does not fold the linear map";
+		return 0;
+	}
+	page = alloc_page(GFP_KERNEL);
+	if (!page)
+		return -ENOMEM;
+	while (r->tries < QUIET_TRIES && attempts++ < 10 * QUIET_TRIES) {
+		r->ret = lm_sym.set_direct_map_invalid_noflush(page);
+		if (r->ret)
+			break;
+		/* A note is a time in jiffies: one in this jiffy is unseen. */
+		msleep(jiffies_to_msecs(1) + 1);
+		local_irq_save(flags);
+		before = READ_ONCE(*lm_sym.collapse_last_restore);
+		blind = before == jiffies;
+		r->ret = lm_sym.set_direct_map_default_noflush(page);
+		noted = READ_ONCE(*lm_sym.collapse_last_restore) != before;
+		local_irq_restore(flags);
+		if (r->ret)
+			break;
+		if (blind && !noted)
+			continue;
+		r->tries++;
+		if (!noted)
+			break;
+		r->noted++;
+	}
+	__free_page(page);
+	lm_collapse();
+	return 0;
+}
+
+static void quiet_show(struct seq_file *m, void *v)
+{
+	struct quiet_result *r = v;
+
+	if (r->skip)
+		seq_printf(m, "skip=%s\n", r->skip);
+	seq_printf(m, "ret=%d\ntries=%d\nnoted=%d\n", r->ret, r->tries,
+		   r->noted);
+}
+
+static struct lm_cmd quiet_cmd = {
+	.size = sizeof(struct quiet_result),
+	.run = quiet_run,
+	.show = quiet_show,
+};
+
+static const struct lm_file heal_files[] = {
+	{ "collapse_cost", 0644, NULL, &heal_cmd },
+	{ "collapse_quiet", 0644, NULL, &quiet_cmd },
+};
+
+LM_FEATURE(heal, NULL);

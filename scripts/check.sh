@@ -569,15 +569,18 @@ check_allowlist() {
 # no BBM level 2, and allowed otherwise.
 check_smmu() {
 	local name="$1-$2: SVA follows the SMMU's BBM level and the CPUs' BBML2"
-	local log=$CHECK/$1-$2.log data=$CHECK/$1-$2.data feat cpu sva smmu_bbml2 refused
+	local log=$CHECK/$1-$2.log data=$CHECK/$1-$2.data feat cpu sva smmu_bbml2 refused bit
+	local hdr=$SRC/drivers/iommu/arm/arm-smmu-v3/arm-smmu-v3.h
 	feat=$(sed -n 's/.*arm-smmu-v3.*(features \(0x[0-9a-f]*\)).*/\1/p' "$log" | head -1)
 	cpu=$(linmap_data get "$data" state bbml2 || true)
-	if [ -z "$feat" ] || [ -z "$cpu" ]; then
-		bad "$name" "no SMMUv3 probe line or no module state in $log"
+	# The feature bit as the series defines it, not a copy of it here.
+	bit=$(sed -n 's/^#define ARM_SMMU_FEAT_BBML2[[:space:]]*\(BIT(\|(1 << \)\([0-9]*\)).*/\2/p' "$hdr")
+	if [ -z "$feat" ] || [ -z "$cpu" ] || [ -z "$bit" ]; then
+		bad "$name" "no SMMUv3 probe line or no module state in $log, or no ARM_SMMU_FEAT_BBML2 in $hdr"
 		return
 	fi
 	sva=$(( (feat >> 17) & 1 ))
-	smmu_bbml2=$(( (feat >> 23) & 1 ))
+	smmu_bbml2=$(( (feat >> bit) & 1 ))
 	refused=$(grep -c 'SVA disabled: no BBM level 2' "$log" || true)
 	if [ "$cpu" = 1 ] && [ $smmu_bbml2 = 0 ]; then
 		[ $sva = 0 ] && [ "$refused" -ge 1 ] &&
@@ -595,7 +598,7 @@ check_smmu() {
 # never is).
 check_own_bbm() {
 	local name="$1-$2: BBML2_NOABORT decided from the CPU's BBM level" data=$CHECK/$1-$2.data
-	local level midr cpu want
+	local level midr cpu want forced
 	level=$(linmap_data get "$data" state bbm_level || true)
 	midr=$(linmap_data get "$data" state midr || true)
 	cpu=$(linmap_data get "$data" state bbml2 || true)
@@ -603,6 +606,10 @@ check_own_bbm() {
 		bad "$name" "no bbm_level or bbml2 in the state of $data"
 		return
 	fi
+	# The test-only bbml2_test_bbm= makes every CPU read another level.
+	forced=$(sed -n 's/.*bbml2_test_bbm: CPUs [0-9,-]* read BBM level \([0-9]*\),.*/\1/p' \
+		"$CHECK/$1-$2.log" | head -1)
+	[ -z "$forced" ] || level=$forced
 	want=0
 	[ "$level" -ge 3 ] && want=1
 	midr=$(printf '%#x' "$midr" 2>/dev/null || echo "$midr")

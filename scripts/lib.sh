@@ -38,7 +38,7 @@ VA_BITS=${VA_BITS:-$(default_va_bits "$PAGE_SIZE")}
 awk -v p="$PAGE_SIZE" -v v="$VA_BITS" '!/^#/ && $2 == p && $3 == v { f = 1 } END { exit !f }' \
 	"$GEOMETRIES_TSV" ||
 	die "VA_BITS must be a size 6.12 offers with $PAGE_SIZE pages:$(awk -v p="$PAGE_SIZE" \
-		'!/^#/ && $2 == p { print $3 }' "$GEOMETRIES_TSV" | sort -n | sed 's/^/ /' |
+		'!/^#/ && $2 == p { print $3 }' "$GEOMETRIES_TSV" | sort -nu | sed 's/^/ /' |
 		tr -d '\n') (got '$VA_BITS')"
 # Levels of translation: each level resolves PAGE_SHIFT - 3 bits.
 pt_levels() {	# PAGE_SIZE VA_BITS

@@ -15,6 +15,7 @@ usage:
 Environment: CHURN_SECS (5), SOAK_SECS (600), STRESS (replaces a mode's
 stress), CHECK_MODES (only the modes named, e.g. "bbml2-all rodata-on").
 """
+import fnmatch
 import os
 import re
 import sys
@@ -55,11 +56,14 @@ def table():
 
 
 def matches(pattern, geometry):
-    if pattern == "*":
-        return True
-    if pattern.startswith("!"):
-        return geometry != pattern[1:]
-    return geometry in pattern.split(",")
+    """pattern: comma-separated shell patterns, each one or its negation
+    (!): the geometry must match no negation and, where there is one
+    without !, one of those."""
+    terms = pattern.split(",")
+    if any(fnmatch.fnmatchcase(geometry, t[1:]) for t in terms if t.startswith("!")):
+        return False
+    wanted = [t for t in terms if not t.startswith("!")]
+    return not wanted or any(fnmatch.fnmatchcase(geometry, t) for t in wanted)
 
 
 def guests(job, tree, geos, env=os.environ):

@@ -4,7 +4,7 @@
  *
  * DirectMap and collapse: exact DirectMap counts, the split trace
  * events, split blocks folded back, hysteresis, memfd_secret() pages
- * giving their tables back.
+ * giving their tables back, no hint noted with interrupts off.
  */
 
 #include "linmap_lib.h"
@@ -364,6 +364,26 @@ TEST_F(linmap, secretmem_heals)
 	EXPECT_GE(lm_stable_bytes(&c0, LM_PTE), lm_stable_bytes(&c2, LM_PTE));
 	EXPECT_GE(c0.table_pages, c2.table_pages);
 	EXPECT_EQ(lm_stable_mapped(&c0), lm_stable_mapped(&c2));
+}
+
+/*
+ * A page restored with interrupts off, as hibernation's copy restores the
+ * pages it saves, notes no hint for collapse and queues no pass: the
+ * module retries while another CPU's restore could explain a note.
+ */
+TEST_F(linmap, collapse_quiet_irqs_off)
+{
+	char skip[160];
+	struct lm_out *o;
+
+	o = lm_run(_metadata, &self->lm, "collapse_quiet", "run", skip, sizeof(skip));
+	if (!o)
+		SKIP(return, "%s", skip);
+	EXPECT_EQ(0, lm_num(_metadata, o, "ret"));
+	TH_LOG("%llu restores with interrupts off, %llu noted",
+	       lm_num(_metadata, o, "tries"), lm_num(_metadata, o, "noted"));
+	EXPECT_GT(lm_num(_metadata, o, "tries"), lm_num(_metadata, o, "noted"))
+		TH_LOG("every restore with interrupts off noted a hint");
 }
 
 TEST_HARNESS_MAIN

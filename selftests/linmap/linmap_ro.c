@@ -5,7 +5,7 @@
  * Read-only enforcement: set_memory_ro() of one page or a contiguous
  * range splits no more than it must and takes write access from the vmalloc
  * mapping and (rodata=full) its linear alias, page by page; the last page
- * of a contiguous range, an invalid block.
+ * of a contiguous range, an invalid block; a guard page, a percpu chunk.
  */
 
 #include "linmap_lib.h"
@@ -312,6 +312,37 @@ TEST_F(linmap_ro, ro_enforced)
 	EXPECT_EQ(pages, a.alias_writable) TH_LOG("linear alias after %s", cmd);
 
 	lm_area_cmd(_metadata, &self->lm, "free");
+}
+
+/*
+ * set_memory_ro()/rw() of a vmalloc area's guard page and of a page of a
+ * vmalloc'd percpu chunk (an area without a pages array): no alias to
+ * change, and no read of the area's pages. The guard case reads past the
+ * array where it is wrong, which a KASAN kernel reports; the percpu case
+ * oopses any kernel.
+ */
+static void lm_area_edge(struct __test_metadata *_metadata, struct lm_ctx *lm,
+			 const char *file)
+{
+	char skip[160];
+	struct lm_out *o;
+
+	o = lm_run(_metadata, lm, file, "run", skip, sizeof(skip));
+	if (!o)
+		SKIP(return, "%s", skip);
+	EXPECT_EQ(0, lm_num(_metadata, o, "ret"));
+	TH_LOG("%s: page 0x%llx after %llu tries", file, lm_num(_metadata, o, "addr"),
+	       lm_num(_metadata, o, "tries"));
+}
+
+TEST_F(linmap, ro_guard_page)
+{
+	lm_area_edge(_metadata, &self->lm, "area_guard");
+}
+
+TEST_F(linmap, ro_percpu_chunk)
+{
+	lm_area_edge(_metadata, &self->lm, "area_percpu");
 }
 
 TEST_HARNESS_MAIN

@@ -501,23 +501,13 @@ TEST_F_TIMEOUT(linmap_last, stress_default, LM_STRESS_TIMEOUT)
 
 #define LM_MAX_CPUS	256
 
-/*
- * Which CPUs claim BBML2_NOABORT through the test-only bbml2_test= boot
- * parameter (all, none, boot, secondary or a CPU list). Returns false when
- * the parameter is absent: then nothing says which CPUs have it.
- */
-static bool lm_bbml2_claims(bool *claims)
+/* Set claims[] for each CPU of a list such as "0-2,5". */
+static void lm_cpu_list(char *list, bool *claims)
 {
-	char arg[128], *end, *tok;
+	char *end, *tok;
 	int i;
 
-	if (!lm_cmdline("bbml2_test", arg, sizeof(arg)))
-		return false;
-	for (i = 0; i < LM_MAX_CPUS; i++)
-		claims[i] = !strcmp(arg, "all") ||
-			    (!strcmp(arg, "boot") && i == 0) ||
-			    (!strcmp(arg, "secondary") && i != 0);
-	for (tok = strtok(arg, ","); tok && isdigit((unsigned char)*tok);
+	for (tok = strtok(list, ","); tok && isdigit((unsigned char)*tok);
 	     tok = strtok(NULL, ",")) {
 		long lo = strtol(tok, &end, 10), hi = lo;
 
@@ -525,6 +515,42 @@ static bool lm_bbml2_claims(bool *claims)
 			hi = strtol(end + 1, NULL, 10);
 		for (i = lo; i <= hi && i < LM_MAX_CPUS; i++)
 			claims[i] = true;
+	}
+}
+
+/*
+ * Which CPUs claim BBML2_NOABORT through the test-only boot parameters:
+ * bbml2_test= (all, none, boot, secondary or a CPU list), or
+ * bbml2_test_bbm=LEVEL[@LIST] (the CPUs listed, or all, read BBM LEVEL;
+ * level 3 claims it, and no emulated CPU has a MIDR the allowlist names).
+ * Returns false when neither is given: then nothing says which CPUs
+ * have it.
+ */
+static bool lm_bbml2_claims(bool *claims)
+{
+	char arg[128], *at;
+	int i;
+
+	if (lm_cmdline("bbml2_test", arg, sizeof(arg))) {
+		for (i = 0; i < LM_MAX_CPUS; i++)
+			claims[i] = !strcmp(arg, "all") ||
+				    (!strcmp(arg, "boot") && i == 0) ||
+				    (!strcmp(arg, "secondary") && i != 0);
+		lm_cpu_list(arg, claims);
+		return true;
+	}
+	if (!lm_cmdline("bbml2_test_bbm", arg, sizeof(arg)))
+		return false;
+	at = strchr(arg, '@');
+	if (at)
+		*at++ = '\0';
+	if (atoi(arg) < 3)
+		return true;
+	if (!at) {
+		for (i = 0; i < LM_MAX_CPUS; i++)
+			claims[i] = true;
+	} else {
+		lm_cpu_list(at, claims);
 	}
 	return true;
 }
@@ -541,7 +567,7 @@ TEST_F(linmap_last, late_cpu_online)
 	char path[64];
 
 	if (!lm_bbml2_claims(claims))
-		SKIP(return, "needs bbml2_test= to know which CPUs have BBML2_NOABORT");
+		SKIP(return, "needs bbml2_test= or bbml2_test_bbm= to know which CPUs have BBML2_NOABORT");
 	for (cpu = 1; cpu < LM_MAX_CPUS; cpu++) {
 		char *online;
 		bool want, ok;
