@@ -220,9 +220,68 @@ static struct lm_cmd quiet_cmd = {
 	.show = quiet_show,
 };
 
+/*
+ * linmap_test "collapse_idle": a full pass that finds nothing to fold must
+ * not move the resize sequence, or every lock-free change meanwhile takes
+ * the split lock for nothing. One pass folds what it can, then a second
+ * is timed by the sequence alone. A split elsewhere moves it too: up to
+ * IDLE_TRIES tries, and the test fails only if every one saw it move.
+ *
+ *   echo run > .../linmap_test/collapse_idle
+ */
+#define IDLE_TRIES	3
+
+struct idle_result {
+	int ret;
+	const char *skip;
+	int tries, moved;
+	unsigned int last_delta;
+};
+
+static int idle_run(void *v)
+{
+	struct idle_result *r = v;
+	unsigned int before;
+
+	if (!lm_collapse_on() || !lm_sym.linear_resize_seq) {
+		r->skip = "the kernel does not fold the linear map";
+		return 0;
+	}
+	while (r->tries < IDLE_TRIES) {
+		r->ret = lm_collapse();
+		if (r->ret)
+			break;
+		before = READ_ONCE(*lm_sym.linear_resize_seq);
+		r->ret = lm_collapse();
+		r->last_delta = READ_ONCE(*lm_sym.linear_resize_seq) - before;
+		r->tries++;
+		if (r->ret || !r->last_delta)
+			break;
+		r->moved++;
+	}
+	return 0;
+}
+
+static void idle_show(struct seq_file *m, void *v)
+{
+	struct idle_result *r = v;
+
+	if (r->skip)
+		seq_printf(m, "skip=%s\n", r->skip);
+	seq_printf(m, "ret=%d\ntries=%d\nmoved=%d\nlast_delta=%u\n", r->ret,
+		   r->tries, r->moved, r->last_delta);
+}
+
+static struct lm_cmd idle_cmd = {
+	.size = sizeof(struct idle_result),
+	.run = idle_run,
+	.show = idle_show,
+};
+
 static const struct lm_file heal_files[] = {
 	{ "collapse_cost", 0644, NULL, &heal_cmd },
 	{ "collapse_quiet", 0644, NULL, &quiet_cmd },
+	{ "collapse_idle", 0644, NULL, &idle_cmd },
 };
 
 LM_FEATURE(heal, NULL);
