@@ -98,16 +98,26 @@ def main(d):
             fmt(lw["full"]["l1_mpki"]), fmt(lw["series"]["l1_mpki"]), fmt(lw["on"]["l1_mpki"]),
             ("%+.1f%%" % (100.0 * (ser - full) / full)) if full else "-",
             ("%+.1f%%" % (100.0 * (ser - on) / on)) if on else "-"))
-    # The goals, on memcached (the original authors' 28.5% lower kernel
-    # TLB MPKI came from it), at the published L2 size.
+    # A model is not a measurement: the 28.5% fewer dTLB-load-misses:k
+    # on memcached was measured with perf on an AmpereOne with 256 GB. The
+    # model's figure is set beside it as a calibration, with what the two
+    # count differently; neither is a goal the other meets.
     if "memcached" in res:
         lw = {n: res["memcached"]["layouts"][n]["by_l2"][base_l2]["walk_mpki"] for n, _ in LAYOUTS}
         red = 100.0 * (lw["full"] - lw["series"]) / lw["full"] if lw["full"] else 0.0
-        md += ["", "## Goals (memcached, kernel walks per 1000 instructions)", "",
-               "- series at or below rodata=on: %s (%.3g vs %.3g)" % (
-                   "met" if lw["series"] <= lw["on"] else "MISSED", lw["series"], lw["on"]),
-               "- series at least 28.5%% below unpatched rodata=full: %s (%.1f%% below)" % (
-                   "met" if red >= 28.5 else "MISSED", red)]
+        md += ["", "## Against the hardware measurement (memcached): a calibration", "",
+               "- model, series against unpatched rodata=full: %.1f%% fewer kernel walks; "
+               "measured (perf dTLB-load-misses:k, AmpereOne, 256 GB): 28.5%% fewer; "
+               "model / measurement: %.2f" % (red, red / 28.5),
+               "- not the same count: the model calls an access kernel by its address, "
+               "not by the privilege of the instruction (perf also counts the kernel's "
+               "accesses to user memory and its instruction-side walks, which the layout "
+               "does not change); its TLBs start empty in each window; the guest's "
+               "footprint (4 GiB, a small item set, its client inside the guest, a debug "
+               "kernel) is far below a server's; the modelled core is a Neoverse N1",
+               "- series against rodata=on (model against model): %.2f times its walks "
+               "(%.3g against %.3g)" % (lw["series"] / lw["on"] if lw["on"] else 0.0,
+                                         lw["series"], lw["on"])]
     md += ["", "## Distinct linear-map translations per million instructions", "",
            "| workload | " + " | ".join(n for n, _ in LAYOUTS) + " | windows |", "|---|---:|---:|---:|---:|"]
     for name in res:
