@@ -18,6 +18,9 @@ KDIR ?=
 export KSRC SERIES PAGE_SIZE VA_BITS DEBUG KASAN MEM SMP QEMU_TIMEOUT CMDLINE STRESS BBML2
 
 S := scripts
+# Each step is exec'd, so that it is make's own child: make passes a TERM
+# on to its children, and the step's guard (scripts/lib.sh) stops all the
+# step started.
 
 .PHONY: help deps tree apply config kernel kmod selftests initramfs rootfs boot \
 	run check check-geometries soak modes bench bench-quick bench-tlb check-series check-configs install-tests \
@@ -27,71 +30,71 @@ help:
 	@python3 $(S)/help.py
 
 deps:
-	@$(S)/deps.sh
+	@exec $(S)/deps.sh
 
 tree: deps
-	@$(S)/tree.sh >/dev/null
+	@exec $(S)/tree.sh >/dev/null
 
 apply: tree
-	@$(S)/apply.sh
+	@exec $(S)/apply.sh
 
 config: apply
-	@$(S)/config.sh
+	@exec $(S)/config.sh
 
 kernel: config
-	@$(S)/kernel.sh
+	@exec $(S)/kernel.sh
 
 kmod: kernel
-	@$(S)/kmod.sh
+	@exec $(S)/kmod.sh
 
 selftests: apply
-	@$(S)/selftests.sh
+	@exec $(S)/selftests.sh
 
 initramfs: kmod selftests
-	@$(S)/initramfs.sh
+	@exec $(S)/initramfs.sh
 
 # The workload guests' Debian arm64 userspace (an ext4 image, cached).
 rootfs: deps
-	@$(S)/rootfs.sh
+	@exec $(S)/rootfs.sh
 
 boot: initramfs
-	@JOB=shell $(S)/boot.sh
+	@JOB=shell exec $(S)/boot.sh
 
 run: initramfs
-	@$(S)/run.sh
+	@exec $(S)/run.sh
 
 check: deps
-	@$(S)/check.sh
+	@exec $(S)/check.sh
 
 # The long reliability run: SOAK_SECS of churn per mode (scripts/modes.tsv),
 # 4K pages unless CHECK_PAGE_SIZES says otherwise.
 soak: deps
-	@CHECK_JOB=soak SOAK_SECS=$(SOAK_SECS) $(S)/check.sh
+	@CHECK_JOB=soak SOAK_SECS=$(SOAK_SECS) exec $(S)/check.sh
 
 # Unpatched and patched side by side: out/bench/report.md, bench.json, PNGs.
 bench: deps
-	@$(S)/bench.sh
+	@exec $(S)/bench.sh
 
 bench-quick: deps
-	@BENCH_QUICK=1 $(S)/bench.sh
+	@BENCH_QUICK=1 exec $(S)/bench.sh
 
 # Kernel TLB misses per 1000 instructions, simulated: a Neoverse N1's TLBs
 # replaying real workloads' accesses for three layouts of the linear map.
 bench-tlb: deps
-	@$(S)/tlb.sh
+	@exec $(S)/tlb.sh
 
 # Every other page-table geometry 6.12 offers (VA_BITS per page size), each
 # booted with BBML2 on every CPU and with the repaint. Seven more kernels.
 check-geometries: deps
-	@CHECK_JOB=geometries CHECK_BENCH=0 $(S)/check.sh
+	@CHECK_JOB=geometries CHECK_BENCH=0 exec $(S)/check.sh
 
 check-series: deps
-	@$(S)/check-series.sh
+	@exec $(S)/check-series.sh
 
 # Both series, patch by patch, with CONFIG_WERROR in the configurations of
 # scripts/check-configs.tsv.
 check-configs: deps
-	@$(S)/check-configs.sh
+	@exec $(S)/check-configs.sh
 
 # The guests of make check, soak and check-geometries (scripts/modes.tsv).
 modes:
@@ -100,7 +103,7 @@ modes:
 # For a real arm64 machine: the module built against KDIR, the selftests and
 # kselftest's runner in one tarball under out/install-tests/ (path printed).
 install-tests:
-	@KDIR="$(KDIR)" $(S)/install-tests.sh
+	@KDIR="$(KDIR)" exec $(S)/install-tests.sh
 
 clean:
 	rm -rf out/trees/*/build-* out/logs out/run out/check out/bench out/check-series/build-* \
