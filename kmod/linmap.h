@@ -80,6 +80,8 @@ struct lm_syms {
 	int (*collapse_now)(void);
 	bool *collapse_active;
 	unsigned long *collapse_last_restore;
+	void (*hold_folds)(void);
+	void (*release_folds)(void);
 	/* The sequence of linear_resize_seq, its first member. */
 	unsigned int *linear_resize_seq;
 	/* How long the last pass took to fold, without freeing tables. */

@@ -328,10 +328,19 @@ int lm_audit_run(struct lm_audit *a)
 	a->ki_ro = lm_sym.rodata_enabled ? *lm_sym.rodata_enabled : true;
 	if (lm_audit_ram(a))
 		audit_bad(a, 0, "cannot list System RAM (%u ranges)", a->nr_ram);
+	/*
+	 * A background collapse pass (restores queue one) must not fold a
+	 * table away between the walk and the count: hold folds off, as
+	 * trans_pgd's copy does, where the kernel folds.
+	 */
+	if (lm_sym.hold_folds)
+		lm_sym.hold_folds();
 	lm_walk(&w, PAGE_OFFSET, PAGE_END);
 	audit_tables(a, true);
 	/* The counting walk, run again, must agree. */
 	lm_count(c);
+	if (lm_sym.hold_folds)
+		lm_sym.release_folds();
 	a->tables_counted = c->table_pages;
 	if (a->tables_counted != a->tables)
 		audit_bad(a, 0, "table pages: counted %lu, audited %lu",

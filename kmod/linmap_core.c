@@ -81,6 +81,8 @@ static const struct {
 	LM_SYM(collapse_now, "linmap_collapse_pass", false),
 	LM_SYM(collapse_active, "collapse_active", false),
 	LM_SYM(collapse_last_restore, "collapse_last_restore", false),
+	LM_SYM(hold_folds, "linear_map_hold_folds", false),
+	LM_SYM(release_folds, "linear_map_release_folds", false),
 	LM_SYM(linear_resize_seq, "linear_resize_seq", false),
 	LM_SYM(collapse_last_ns, "collapse_last_pass_ns", false),
 	LM_SYM(trans_pgd_create_copy, "trans_pgd_create_copy", false),
