@@ -91,8 +91,8 @@ static void inj_check(struct inject_case *c, int nth)
 	bool audited = a && !lm_audit_run(a);
 	int i;
 
-	/* Without CONFIG_PREEMPT_COUNT the kernel cannot tell; see inject_show(). */
-	if (IS_ENABLED(CONFIG_PREEMPT_COUNT) && li->atomic) {
+	/* The series never picks its flags by sensing the context. */
+	if (li->atomic) {
 		c->atomic += li->atomic;
 		inj_bad(c, "N=%d: %d allocations could not sleep, in a context that may",
 			nth, li->atomic);
@@ -616,8 +616,6 @@ static void inject_show(struct seq_file *m, void *v)
 	int i;
 
 	seq_printf(m, "cases=%d\n", LM_INJ_NR_CASES);
-	/* Only with CONFIG_PREEMPT_COUNT does the kernel know it may sleep. */
-	seq_printf(m, "gfp_context=%d\n", IS_ENABLED(CONFIG_PREEMPT_COUNT));
 	for (i = 0; i < LM_INJ_NR_CASES; i++) {
 		struct inject_case *c = &r->c[i];
 

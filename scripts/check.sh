@@ -225,6 +225,21 @@ fi
 head -3 "$T/kdump.log" >"$T/kdump-dead.log"
 expect_fail "kit: the same panic with no crash kernel after it fails the run" 'kernel splat' \
 	"$TOP/scripts/scan-log.sh" "$T/kdump-dead.log"
+b='linmap_test: expected warning: set_direct_map() with interrupts off'
+printf '%s\n' "[ 2.0] $b, begin" '[ 2.1] ------------[ cut here ]------------' \
+	'[ 2.1] WARNING: CPU: 1 PID: 9 at arch/arm64/mm/pageattr.c:1 set_direct_map+0x0/0x4' \
+	'[ 2.2] Call trace:' "[ 2.3] $b, end" >"$T/dmirq.log"
+if "$TOP/scripts/scan-log.sh" "$T/dmirq.log" >/dev/null 2>&1; then
+	ok "kit: the one expected set_direct_map() warning passes the scan"
+else
+	bad "kit: the one expected set_direct_map() warning passes the scan"
+fi
+sed 's/set_direct_map+0x0/other_fn+0x0/' "$T/dmirq.log" >"$T/dmirq-other.log"
+expect_fail "kit: another WARNING inside the expected window fails the run" 'kernel splat' \
+	"$TOP/scripts/scan-log.sh" "$T/dmirq-other.log"
+head -4 "$T/dmirq.log" >"$T/dmirq-open.log"
+expect_fail "kit: an expected-warning window that never ends fails the run" 'kernel splat' \
+	"$TOP/scripts/scan-log.sh" "$T/dmirq-open.log"
 printf '[    1.0] Booting Linux\n[    2.0] Run /init as init process\n' >"$T/clean.log"
 if "$TOP/scripts/scan-log.sh" "$T/clean.log"; then
 	ok "kit: a clean console log passes the scan"

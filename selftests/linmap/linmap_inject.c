@@ -105,8 +105,6 @@ TEST_F_TIMEOUT(linmap_inject, inject_alloc_failures, 1800)
 		SKIP(return, "%s", skip);
 
 	/* Every case may sleep: no allocation of its may be atomic. */
-	if (!lm_num(_metadata, o, "gfp_context"))
-		TH_LOG("no CONFIG_PREEMPT_COUNT: the kernel cannot tell it may sleep, atomic not checked");
 	snprintf(key, sizeof(key), "%s.", name);
 	lm_expect_zero(_metadata, o, key, zero, ARRAY_SIZE(zero));
 	EXPECT_EQ(1, lm_num(_metadata, o, "%s.ok", name))
