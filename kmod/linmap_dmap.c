@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Two checks of how the series changes the direct map for vmalloc areas
- * and their callers (core patches 16 and 17).
+ * Checks of how the series changes the direct map for its callers: with
+ * interrupts off, for vmalloc areas (core patches 16 and 17), and across
+ * hibernation (heal patch 5).
  *
  * linmap_test "direct_map_irqs_off": set_direct_map_invalid_noflush() of a
  * page in a PMD block, with interrupts off. Its split would allocate, which
@@ -15,10 +16,12 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/gfp.h>
 #include <linux/irqflags.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/vmalloc.h>
 
 #include "linmap.h"
@@ -83,7 +86,7 @@ static struct lm_cmd dmirq_cmd = {
  *
  *   echo run > ro_alias_leaves; cat ro_alias_leaves
  */
-#define RO_PAGE	40	/* inside the block, in neither end's group */
+#define RO_PAGE	40	/* a page inside the block, not its first */
 
 struct roleaves_result {
 	int ret;
@@ -154,9 +157,118 @@ static struct lm_cmd roleaves_cmd = {
 	.show = roleaves_show,
 };
 
+/*
+ * linmap_test "hold_unmapped": take a page of a PMD block out of the
+ * linear map and keep it so across writes, as secretmem does; hibernation
+ * then copies it with interrupts off, mapping it for the copy only. After
+ * the resume, "release" maps it again with interrupts on: the collapse
+ * worker of the resumed kernel must fold its block back by itself, within
+ * HOLD_WAIT_MS.
+ *
+ *   echo hold > hold_unmapped; ...hibernate, resume...
+ *   echo release > hold_unmapped; cat hold_unmapped
+ */
+#define HOLD_WAIT_MS	30000
+
+static struct page *held_blk;
+
+struct hold_result {
+	bool release;
+	int ret;
+	const char *skip;
+	int kind_held, kind_after;
+	unsigned int folded_ms;
+};
+
+static int hold_parse(char *buf, void *v)
+{
+	struct hold_result *r = v;
+
+	buf = strim(buf);
+	if (!strcmp(buf, "release"))
+		r->release = true;
+	else if (strcmp(buf, "hold"))
+		return -EINVAL;
+	return 0;
+}
+
+static int hold_run(void *v)
+{
+	struct hold_result *r = v;
+	unsigned int order = PMD_SHIFT - PAGE_SHIFT, t;
+	unsigned long addr;
+	u64 val;
+
+	if (!r->release) {
+		if (held_blk)
+			return -EBUSY;
+		if (!lm_collapse_on()) {
+			r->skip = "the kernel does not fold the linear map";
+			return 0;
+		}
+		held_blk = lm_alloc_block(order, &r->kind_held, &r->skip);
+		if (!held_blk)
+			return 0;
+		r->skip = NULL;
+		r->ret = lm_sym.set_direct_map_invalid_noflush(held_blk + 1);
+		r->kind_held = lm_lookup((unsigned long)page_address(held_blk + 1),
+					 &val);
+		return 0;
+	}
+	if (!held_blk) {
+		r->skip = "nothing held (no block, or no collapse, at hold)";
+		return 0;
+	}
+	addr = (unsigned long)page_address(held_blk);
+	r->ret = lm_sym.set_direct_map_default_noflush(held_blk + 1);
+	/* No pass of our own: the worker the restore queued must fold it. */
+	for (t = 0; !r->ret && t < HOLD_WAIT_MS; t += 20) {
+		r->kind_after = lm_lookup(addr, &val);
+		if (r->kind_after == LM_PMD || r->kind_after == LM_CONT_PMD ||
+		    r->kind_after == LM_PUD)
+			break;
+		msleep(20);
+	}
+	r->folded_ms = t;
+	__free_pages(held_blk, order);
+	held_blk = NULL;
+	return 0;
+}
+
+static void hold_show(struct seq_file *m, void *v)
+{
+	struct hold_result *r = v;
+
+	if (r->skip)
+		seq_printf(m, "skip=%s\n", r->skip);
+	seq_printf(m, "ret=%d\nrelease=%d\nkind_held=%s\n", r->ret,
+		   r->release, lm_kind_str(r->kind_held));
+	if (r->release)
+		seq_printf(m, "kind_after=%s\nfolded_ms=%u\n",
+			   lm_kind_str(r->kind_after), r->folded_ms);
+}
+
+static struct lm_cmd hold_cmd = {
+	.size = sizeof(struct hold_result),
+	.parse = hold_parse,
+	.run = hold_run,
+	.show = hold_show,
+};
+
+/* A page still held at unload goes back mapped. */
+static void dmap_exit(void)
+{
+	if (held_blk) {
+		lm_sym.set_direct_map_default_noflush(held_blk + 1);
+		__free_pages(held_blk, PMD_SHIFT - PAGE_SHIFT);
+		held_blk = NULL;
+	}
+}
+
 static const struct lm_file dmap_files[] = {
 	{ "direct_map_irqs_off", 0644, NULL, &dmirq_cmd },
 	{ "ro_alias_leaves", 0644, NULL, &roleaves_cmd },
+	{ "hold_unmapped", 0644, NULL, &hold_cmd },
 };
 
-LM_FEATURE(dmap, NULL);
+LM_FEATURE(dmap, dmap_exit);
