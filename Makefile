@@ -19,7 +19,7 @@ export KSRC SERIES PAGE_SIZE VA_BITS DEBUG KASAN MEM SMP QEMU_TIMEOUT CMDLINE ST
 
 S := scripts
 # Each step is exec'd, so that it is make's own child: make passes a TERM
-# on to its children, and the step's guard (scripts/lib.sh) stops all the
+# on to its children, and the step's guard (scripts/lib/lib.sh) stops all the
 # step started.
 
 .PHONY: help deps tree apply config kernel kmod selftests initramfs rootfs boot \
@@ -27,83 +27,83 @@ S := scripts
 	clean distclean
 
 help:
-	@python3 $(S)/help.py
+	@python3 $(S)/lib/help.py
 
 deps:
-	@exec $(S)/deps.sh
+	@exec $(S)/job/deps.sh
 
 tree: deps
-	@exec $(S)/tree.sh >/dev/null
+	@exec $(S)/job/tree.sh >/dev/null
 
 apply: tree
-	@exec $(S)/apply.sh
+	@exec $(S)/job/apply.sh
 
 config: apply
-	@exec $(S)/config.sh
+	@exec $(S)/job/config.sh
 
 kernel: config
-	@exec $(S)/kernel.sh
+	@exec $(S)/job/kernel.sh
 
 kmod: kernel
-	@exec $(S)/kmod.sh
+	@exec $(S)/job/kmod.sh
 
 selftests: apply
-	@exec $(S)/selftests.sh
+	@exec $(S)/job/selftests.sh
 
 initramfs: kmod selftests
-	@exec $(S)/initramfs.sh
+	@exec $(S)/job/initramfs.sh
 
 # The workload guests' Debian arm64 userspace (an ext4 image, cached).
 rootfs: deps
-	@exec $(S)/rootfs.sh
+	@exec $(S)/job/rootfs.sh
 
 boot: initramfs
-	@JOB=shell exec $(S)/boot.sh
+	@JOB=shell exec $(S)/job/boot.sh
 
 run: initramfs
-	@exec $(S)/run.sh
+	@exec $(S)/job/run.sh
 
 check: deps
-	@exec $(S)/check.sh
+	@exec $(S)/suites/check.sh
 
-# The long reliability run: SOAK_SECS of churn per mode (scripts/modes.tsv),
+# The long reliability run: SOAK_SECS of churn per mode (scripts/modes/modes.tsv),
 # 4K pages unless CHECK_PAGE_SIZES says otherwise.
 soak: deps
-	@CHECK_JOB=soak SOAK_SECS=$(SOAK_SECS) exec $(S)/check.sh
+	@CHECK_JOB=soak SOAK_SECS=$(SOAK_SECS) exec $(S)/suites/check.sh
 
 # Unpatched and patched side by side: out/bench/report.md, bench.json, PNGs.
 bench: deps
-	@exec $(S)/bench.sh
+	@exec $(S)/bench/bench.sh
 
 bench-quick: deps
-	@BENCH_QUICK=1 exec $(S)/bench.sh
+	@BENCH_QUICK=1 exec $(S)/bench/bench.sh
 
 # Kernel TLB misses per 1000 instructions, simulated: a Neoverse N1's TLBs
 # replaying real workloads' accesses for three layouts of the linear map.
 bench-tlb: deps
-	@exec $(S)/tlb.sh
+	@exec $(S)/bench/tlb.sh
 
 # Every other page-table geometry 6.12 offers (VA_BITS per page size), each
 # booted with BBML2 on every CPU and with the repaint. Seven more kernels.
 check-geometries: deps
-	@CHECK_JOB=geometries CHECK_BENCH=0 exec $(S)/check.sh
+	@CHECK_JOB=geometries CHECK_BENCH=0 exec $(S)/suites/check.sh
 
 check-series: deps
-	@exec $(S)/check-series.sh
+	@exec $(S)/suites/check-series.sh
 
 # Both series, patch by patch, with CONFIG_WERROR in the configurations of
-# scripts/check-configs.tsv.
+# scripts/suites/check-configs.tsv.
 check-configs: deps
-	@exec $(S)/check-configs.sh
+	@exec $(S)/suites/check-configs.sh
 
-# The guests of make check, soak and check-geometries (scripts/modes.tsv).
+# The guests of make check, soak and check-geometries (scripts/modes/modes.tsv).
 modes:
-	@python3 $(S)/modes.py show
+	@python3 $(S)/modes/modes.py show
 
 # For a real arm64 machine: the module built against KDIR, the selftests and
 # kselftest's runner in one tarball under out/install-tests/ (path printed).
 install-tests:
-	@KDIR="$(KDIR)" exec $(S)/install-tests.sh
+	@KDIR="$(KDIR)" exec $(S)/job/install-tests.sh
 
 clean:
 	rm -rf out/trees/*/build-* out/logs out/run out/check out/bench out/check-series/build-* \

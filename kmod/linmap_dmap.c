@@ -9,7 +9,7 @@
  * may sleep; the series refuses with -EBUSY and warns once instead. The page
  * must stay valid and writable in an unsplit block. The kernel log marks
  * where the warning is expected, at the warning's own level, so that the
- * kit's log scan lets exactly that one through (scripts/scan-log.sh).
+ * kit's log scan lets exactly that one through (scripts/lib/scan-log.sh).
  *
  *   echo run > direct_map_irqs_off; cat direct_map_irqs_off
  */

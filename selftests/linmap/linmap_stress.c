@@ -11,6 +11,15 @@
 #include "linmap_lib.h"
 
 /*
+ * The harness arms its per-test alarm before the test runs, so the budget of
+ * the big stress run has to be fixed at build time.  A full-memory run under
+ * TCG can take a long time; override with -DLM_STRESS_TIMEOUT=<seconds>.
+ */
+#ifndef LM_STRESS_TIMEOUT
+#define LM_STRESS_TIMEOUT	3600
+#endif
+
+/*
  * Random concurrent RO/RW and invalid/valid changes against a shadow model,
  * verified by walk and by probe after every batch. LINMAP_CPA may give
  * seed=, threads=, ops=, secs=, pages=, batch=; the seed used is logged so

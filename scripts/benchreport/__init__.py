@@ -1,2 +1,0 @@
-# SPDX-License-Identifier: GPL-2.0
-"""The sections of make bench's report (scripts/bench_report.py)."""

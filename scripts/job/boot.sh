@@ -1,0 +1,125 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot the built kernel and initramfs under QEMU (TCG).
+#   JOB=shell|run|check|kselftest-install  what the guest init does (shell
+#                         is interactive)
+#   INITRD=...            another initramfs (default: the build's)
+#   NAME=...              log name (default: the job)
+#   CMDLINE=...           extra kernel arguments
+#   STRESS=...            stress parameters, e.g. "pages=0 rounds=2 threads=4"
+#   BBML2=...             CPUs that claim BBML2_NOABORT (bbml2_test=), when
+#                         the kernel has the test-only patch
+#   QEMU_CPU=...          the CPU model (default max,pauth-impdef=on)
+#   IOMMU=smmuv3          add QEMU's SMMUv3 (-machine virt,iommu=smmuv3)
+#   EL2=on                the guest gets EL2 (-machine virt,virtualization=on):
+#                         the kernel runs at EL2 and KVM can start VMs
+#   ROOTFS=<image>        attach a disk image read-only (the workload
+#                         guests' Debian userspace, scripts/job/rootfs.sh)
+#   DISK2=<image>         a second disk, read-only (the kexec guests' kernel
+#                         and initramfs); the guest finds disks by label
+#   SWAP=<image>          a writable disk for swap (the hibernation guests)
+#   END_MARKER=<regex>    the console line that ends a run well (default
+#                         ^@@LINMAP-END; a hibernating guest prints its own)
+#   ICOUNT=N              run under -icount shift=N,sleep=off: virtual time
+#                         follows the instruction count (2^N ns each) and
+#                         jumps to the next timer when every vCPU idles, so
+#                         busy guest timings repeat exactly; the vCPUs then
+#                         share one host thread
+#   QEMU_PLUGIN=<so>[,args]  load a TCG plugin (scripts/bench/tlb.sh's tlbtrace)
+# The console log is always kept; its path is printed. Non-interactive runs
+# fail on timeout, on a missing end marker (panic, crash) and on any kernel
+# splat found by scan-log.sh. The guest's data block is written next to the
+# log as NAME.data.
+. "$(dirname "$0")/../lib/lib.sh"
+
+JOB=${JOB:-shell}
+NAME=${NAME:-$JOB}
+MEM=${MEM:-4G}
+SMP=${SMP:-4}
+QEMU_TIMEOUT=${QEMU_TIMEOUT:-900}
+CMDLINE=${CMDLINE:-}
+STRESS=${STRESS:-}
+LOGDIR=${LOGDIR:-$OUT/logs}
+INITRD=${INITRD:-$BUILD/initramfs.cpio.gz}
+
+require_cmds qemu-system-aarch64 timeout
+[ -f "$IMAGE" ] || die "no kernel at $IMAGE; run 'make kernel'"
+[ -f "$INITRD" ] || die "no initramfs at $INITRD; run 'make initramfs'"
+
+mkdir -p "$LOGDIR"
+log=$LOGDIR/$NAME.log
+data=$LOGDIR/$NAME.data
+rm -f "$log" "$data"
+
+append="console=ttyAMA0 panic=-1 oops=panic linmap.job=$JOB"
+[ -n "$STRESS" ] && append+=" linmap.stress=${STRESS// /,}"
+[ -n "$CMDLINE" ] && append+=" $CMDLINE"
+# Emulated CPUs only have BBML2_NOABORT if told so (test-only parameter).
+if [ -n "${BBML2:-}" ] && [ "$BBML2" != off ] && [[ "$append" != *bbml2_test=* ]] &&
+   has_bbml2_test; then
+	append+=" bbml2_test=$BBML2"
+fi
+
+machine=virt,gic-version=3,memory-backend=ram
+# lib.sh refused any other values of these.
+[ "${IOMMU:-}" != smmuv3 ] || machine+=,iommu=smmuv3
+[ "${EL2:-off}" != on ] || machine+=,virtualization=on
+# KASAN_HW_TAGS needs the MTE the kernel was built for.
+[ "$KASAN" != hw ] || machine+=,mte=on
+qemu=(qemu-system-aarch64 -M "$machine"
+      -object "memory-backend-ram,id=ram,size=$MEM,reserve=off"
+      -cpu "${QEMU_CPU:-max,pauth-impdef=on}" -smp "$SMP" -m "$MEM"
+      -nodefaults -display none -serial stdio -no-reboot
+      -kernel "$IMAGE" -initrd "$INITRD" -append "$append")
+# disk VAR ID [readonly=on]: the image VAR names, if any, as a virtio disk.
+disk() {
+	local img=${!1:-}
+	[ -n "$img" ] || return 0
+	[ -f "$img" ] || die "no disk image at $1=$img"
+	qemu+=(-drive "if=none,id=$2,file=$img,format=raw${3:+,$3}"
+	       -device "virtio-blk-device,drive=$2")
+}
+disk ROOTFS rootfs readonly=on
+disk DISK2 disk2 readonly=on
+disk SWAP swap
+if [ -n "${ICOUNT:-}" ]; then
+	qemu+=(-icount "shift=$ICOUNT,sleep=off")
+fi
+if [ -n "${QEMU_PLUGIN:-}" ]; then
+	[ -f "${QEMU_PLUGIN%%,*}" ] || die "no plugin at QEMU_PLUGIN=${QEMU_PLUGIN%%,*}"
+	qemu+=(-plugin "$QEMU_PLUGIN")
+fi
+
+if [ "$JOB" = shell ]; then
+	msg "booting $IMAGE ($MEM, $SMP CPUs); console log: $log"
+	"${qemu[@]}" | tee "$log"
+	exit 0
+fi
+
+msg "boot $NAME: $MEM, $SMP CPUs${ICOUNT:+, -icount shift=$ICOUNT}, '$append' (timeout ${QEMU_TIMEOUT}s)"
+start=$(date +%s)
+set +e
+with_progress "guest $NAME" "$log" '^(not )?ok [0-9]' "test results" "${QEMU_TIMEOUT}s" \
+	timeout --foreground -k 10 "$QEMU_TIMEOUT" "${qemu[@]}" </dev/null
+rc=$?
+set -e
+secs=$(( $(date +%s) - start ))
+fail=0
+if [ $rc = 124 ] || [ $rc = 137 ]; then
+	printf 'FAIL %s: QEMU timed out after %ss\n' "$NAME" "$QEMU_TIMEOUT" >&2
+	fail=1
+elif [ $rc != 0 ]; then
+	printf 'FAIL %s: QEMU exited with status %s\n' "$NAME" "$rc" >&2
+	fail=1
+fi
+end=${END_MARKER:-^@@LINMAP-END}
+if ! grep -q "$end" "$log"; then
+	printf 'FAIL %s: the guest did not finish (panic or crash?); last lines:\n' "$NAME" >&2
+	tail -15 "$log" | sed 's/^/    /' >&2
+	fail=1
+else
+	sed -n '/^@@LINMAP-BEGIN/,/^@@LINMAP-END/p' "$log" | tr -d '\r' >"$data"
+fi
+"$TOP/scripts/lib/scan-log.sh" "$log" || fail=1
+msg "$NAME: ${secs}s, console log: $log"
+exit $fail

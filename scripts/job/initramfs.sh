@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Pack the initramfs: Debian's static arm64 busybox, the test module, the
+# selftest binaries and the guest init.
+#   KSELFTEST_TAR=<tarball>  also carry a 'make install-tests' tarball as
+#                            /kselftest.tar.gz (job kselftest-install), in
+#                            INITRD (default: the build's initramfs.cpio.gz)
+. "$(dirname "$0")/../lib/lib.sh"
+
+BUSYBOX=$OUT/deps/busybox
+KO=$BUILD/kmod/linmap_test.ko
+ST=$BUILD/selftests
+[ -x "$BUSYBOX" ] || die "no arm64 busybox at $BUSYBOX; run 'make deps'"
+[ -f "$KO" ] || die "no module at $KO; run 'make kmod'"
+[ -f "$ST/progs" ] || die "no selftests in $ST; run 'make selftests'"
+
+INITRD=${INITRD:-$BUILD/initramfs.cpio.gz}
+root=${INITRD%.cpio.gz}
+[ "$root" != "$INITRD" ] || die "INITRD must end in .cpio.gz (got '$INITRD')"
+KSELFTEST_TAR=${KSELFTEST_TAR:-}
+[ -z "$KSELFTEST_TAR" ] || [ -f "$KSELFTEST_TAR" ] || die "no tarball at $KSELFTEST_TAR"
+rm -rf "$root"
+mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,lib/modules}
+install -m 755 "$BUSYBOX" "$root/bin/busybox"
+for app in $("$TOP/scripts/guest/applets"); do
+	ln -sf busybox "$root/bin/$app"
+done
+install -m 755 "$TOP/scripts/guest/init" "$root/init"
+install -m 755 "$TOP/scripts/guest/workloads" "$root/bin/linmap_workloads"
+install -m 644 "$KO" "$BUILD/kmod/linmap_churn.ko" "$root/lib/modules/"
+# Built only for kernels with KUnit.
+[ ! -f "$BUILD/kmod/linmap_kunit.ko" ] ||
+	install -m 644 "$BUILD/kmod/linmap_kunit.ko" "$root/lib/modules/"
+mkdir -p "$root/etc"
+install -m 644 "$ST/progs" "$root/etc/linmap_progs"
+for p in $(cat "$ST/progs") linmap_secret linmap_contpte; do
+	install -m 755 "$ST/$p" "$root/bin/"
+done
+install -m 755 "$TOP/scripts/guest/linmap_tests" "$root/bin/linmap_tests"
+# The markers of the TLB measurement (scripts/bench/tlb.sh), a few KiB.
+aarch64-linux-gnu-gcc -static -O2 -Wall -I"$TOP/scripts/bench/tlb" -o "$root/bin/tlbmark" \
+	"$TOP/scripts/bench/tlb/tlbmark.c" || die "cannot build scripts/bench/tlb/tlbmark.c"
+[ -z "$KSELFTEST_TAR" ] || install -m 644 "$KSELFTEST_TAR" "$root/kselftest.tar.gz"
+(cd "$root" && find . | sort | cpio -o -H newc -R 0:0 --quiet) |
+	gzip -n -1 >"$INITRD.tmp"
+mv "$INITRD.tmp" "$INITRD"
+msg "initramfs: $INITRD ($(du -k "$INITRD" | cut -f1) KiB)"

@@ -1,0 +1,172 @@
+# SPDX-License-Identifier: GPL-2.0
+# The expectations of the guest modes of modes.tsv beside it: each
+# function judges one check named in the table's checks column (host_checks
+# dispatches them), from the guest's logs and data file. Sourced by
+# scripts/suites/check.sh.
+
+# The BBML2_NOABORT allowlist, which no emulated CPU matches: the test-only
+# patch checks it at boot against revisions on both sides of each range.
+check_allowlist() {
+	local name="$1: the BBML2_NOABORT allowlist classifies each MIDR right" line
+	line=$(grep -o 'bbml2_test: allowlist: [0-9]* of [0-9]* MIDRs classified right' "$2" | head -1)
+	if [ -n "$line" ] && [ "$(cut -d' ' -f3 <<<"$line")" = "$(cut -d' ' -f5 <<<"$line")" ]; then
+		ok "$name (${line#bbml2_test: allowlist: })"
+	else
+		bad "$name" "$(grep 'bbml2_test: ' "$2" | grep -v 'claimed by' || echo "no allowlist line in $2")"
+	fi
+}
+
+# The SMMUv3 probe (arm-smmu-v3.c prints its feature word): SVA must be
+# refused, saying why, where the CPUs claim BBML2_NOABORT and the SMMU has
+# no BBM level 2, and allowed otherwise.
+check_smmu() {
+	local name="$1-$2: SVA follows the SMMU's BBM level and the CPUs' BBML2"
+	local log=$CHECK/$1-$2.log data=$CHECK/$1-$2.data feat cpu sva smmu_bbml2 refused bit
+	local hdr=$SRC/drivers/iommu/arm/arm-smmu-v3/arm-smmu-v3.h
+	feat=$(sed -n 's/.*arm-smmu-v3.*(features \(0x[0-9a-f]*\)).*/\1/p' "$log" | head -1)
+	cpu=$(linmap_data get "$data" state bbml2 || true)
+	# The feature bit as the series defines it, not a copy of it here.
+	bit=$(sed -n 's/^#define ARM_SMMU_FEAT_BBML2[[:space:]]*\(BIT(\|(1 << \)\([0-9]*\)).*/\2/p' "$hdr")
+	if [ -z "$feat" ] || [ -z "$cpu" ] || [ -z "$bit" ]; then
+		bad "$name" "no SMMUv3 probe line or no module state in $log, or no ARM_SMMU_FEAT_BBML2 in $hdr"
+		return
+	fi
+	sva=$(( (feat >> 17) & 1 ))
+	smmu_bbml2=$(( (feat >> bit) & 1 ))
+	refused=$(grep -c 'SVA disabled: no BBM level 2' "$log" || true)
+	if [ "$cpu" = 1 ] && [ $smmu_bbml2 = 0 ]; then
+		[ $sva = 0 ] && [ "$refused" -ge 1 ] &&
+			ok "$name (CPUs BBML2_NOABORT, SMMU BBM level < 2: SVA refused, features $feat)" ||
+			bad "$name" "features $feat: SVA=$sva, refusal lines: $refused"
+	else
+		[ $sva = 1 ] && [ "$refused" = 0 ] &&
+			ok "$name (CPUs bbml2=$cpu, SMMU BBML2=$smmu_bbml2: SVA allowed, features $feat)" ||
+			bad "$name" "features $feat: SVA=$sva, refusal lines: $refused"
+	fi
+}
+
+# The kernel's own BBML2_NOABORT decision, no bbml2_test=: BBM level 3 in
+# ID_AA64MMFR2_EL1, or a MIDR the allowlist names (QEMU's implementer 0
+# never is).
+check_own_bbm() {
+	local name="$1-$2: BBML2_NOABORT decided from the CPU's BBM level" data=$CHECK/$1-$2.data
+	local level midr cpu want forced
+	level=$(linmap_data get "$data" state bbm_level || true)
+	midr=$(linmap_data get "$data" state midr || true)
+	cpu=$(linmap_data get "$data" state bbml2 || true)
+	if [ -z "$level" ] || [ -z "$cpu" ]; then
+		bad "$name" "no bbm_level or bbml2 in the state of $data"
+		return
+	fi
+	# The test-only bbml2_test_bbm= makes every CPU read another level.
+	forced=$(sed -n 's/.*bbml2_test_bbm: CPUs [0-9,-]* read BBM level \([0-9]*\),.*/\1/p' \
+		"$CHECK/$1-$2.log" | head -1)
+	[ -z "$forced" ] || level=$forced
+	want=0
+	[ "$level" -ge 3 ] && want=1
+	midr=$(printf '%#x' "$midr" 2>/dev/null || echo "$midr")
+	[ "$cpu" = "$want" ] &&
+		ok "$name (BBM level $level, MIDR $midr: BBML2_NOABORT=$cpu)" ||
+		bad "$name" "BBM level $level, MIDR $midr, yet bbml2=$cpu"
+}
+
+# A split tried from a secondary CPU during SMP bring-up (test-only patch),
+# before the capabilities are final: it must not be made.
+check_bringup_split() {
+	local name="$1: no split during SMP bring-up, before capabilities are final" line
+	line=$(grep -o 'bbml2_test: split on CPU.*' "$2" | head -1)
+	case "$line" in
+	*"capabilities not final: not made"*) ok "$name" ;;
+	*"nothing to split"*) skip "$name" "no block around the page the test allocated" ;;
+	*) bad "$name" "${line:-no bring-up split line in $2}" ;;
+	esac
+}
+
+# The churn phase, if the guest ran one: the shadow-model stress while a
+# module was loaded and unloaded and CPUs went offline and online.
+check_churn() {
+	local mode=$1 data=$2 k bad_keys=
+	linmap_data has "$data" churn || return 0
+	kv() { linmap_data get "$data" "$1" "$2" || true; }
+	for k in mismatches call_errors audit.violations; do
+		[ "$(kv cpa "$k")" = 0 ] || bad_keys+=" $k=$(kv cpa "$k")"
+	done
+	[ "$(kv churn cpa_rc)" = 0 ] || bad_keys+=" cpa_rc=$(kv churn cpa_rc)"
+	[ "$(kv cpa ops)" -gt 0 ] 2>/dev/null || bad_keys+=" ops=$(kv cpa ops)"
+	if [ -z "$bad_keys" ]; then
+		ok "$mode: churn: $(kv cpa ops) random changes (seed $(kv cpa seed)), $(kv cpa verified_pages) page checks, 0 mismatches"
+	else
+		bad "$mode: churn: shadow-model stress clean" "$bad_keys
+$(linmap_data section "$data" cpa)"
+	fi
+	if [ "$(kv churn module_cycles)" -gt 0 ] 2>/dev/null &&
+	   [ "$(kv churn module_failures)" = 0 ]; then
+		ok "$mode: churn: module loaded and unloaded $(kv churn module_cycles) times"
+	else
+		bad "$mode: churn: module load/unload during the stress" "$(linmap_data section "$data" churn)"
+	fi
+	if [ "$(kv churn cpu_cycles)" -gt 0 ] 2>/dev/null &&
+	   [ "$(kv churn cpu_failures)" = 0 ]; then
+		ok "$mode: churn: CPUs went offline and online $(kv churn cpu_cycles) times"
+	else
+		bad "$mode: churn: CPU offline/online during the stress" "$(linmap_data section "$data" churn)"
+	fi
+}
+
+# same_layout PAGE_SIZE MODE_A MODE_B: the kernel's ptdump of the linear map
+# at boot must have the same leaves in both, outside the kernel image alias
+# and the KFENCE pool.
+same_layout() {
+	local name="$1-$2: linear map at boot has the same leaves as $1-$3"
+	local out
+	if out=$(python3 "$TOP/scripts/job/ptdump.py" same "$CHECK/$1-$2.data" \
+		"$CHECK/$1-$3.data" 2>&1); then
+		ok "$name"
+		printf '%s\n' "$out" | sed 's/^/    /'
+	else
+		bad "$name" "$out"
+	fi
+}
+
+# The kexec and kdump guests: the first kernel loaded the second with
+# kexec -s -l and rebooted into it, or loaded a crash kernel with kexec
+# -s -p and panicked; the record is the second kernel's.
+check_kexec() {	# GEOMETRY MODE kexec|kdump
+	local log=$CHECK/$1-$2.log data=$CHECK/$1-$2.data boots what
+	case $3 in
+	kexec) what="kexec -s -l and -e booted the second kernel, which ran the tests" ;;
+	kdump) what="kexec -s -p and a panic booted the crash kernel, which ran the tests" ;;
+	esac
+	boots=$(grep -c 'Booting Linux on physical CPU' "$log" 2>/dev/null || true)
+	# The data file: written only by a kernel that finished its job.
+	if [ "$boots" = 2 ] && [ -f "$data" ] &&
+	   grep -q "Kernel command line:.*linmap\.$3=1" "$log"; then
+		ok "$1-$2: $what"
+	else
+		bad "$1-$2: $what" \
+			"$boots kernel boots in $log; $(grep -E '^(not ok|# kexec|# Cannot|# crash)' "$log" | head -8)"
+	fi
+}
+
+# host_checks GEOMETRY MODE CHECKS: the modes.tsv checks after a guest.
+host_checks() {
+	local ps=$1 mode=$2 c
+	for c in ${3//,/ }; do
+		case "$c" in
+		-) ;;
+		allowlist) check_allowlist "$ps" "$CHECK/$ps-$mode.log" ;;
+		bringup-split) check_bringup_split "$ps" "$CHECK/$ps-$mode.log" ;;
+		smmu) check_smmu "$ps" "$mode" ;;
+		own-bbm) check_own_bbm "$ps" "$mode" ;;
+		kexec|kdump) check_kexec "$ps" "$mode" "$c" ;;
+		same-layout=*)
+			if [ -n "${CHECK_MODES:-}" ] && [[ " $CHECK_MODES " != *" ${c#*=} "* ]]; then
+				skip "$ps-${c#*=}: linear map at boot has the same leaves as $ps-$mode" \
+					"CHECK_MODES leaves out ${c#*=}"
+			else
+				same_layout "$ps" "${c#*=}" "$mode"
+			fi ;;
+		*) bad "$ps-$mode: unknown check '$c' in scripts/modes/modes.tsv" ;;
+		esac
+	done
+}

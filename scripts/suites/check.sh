@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The test suite behind 'make check', one file per group in
+# scripts/suites/check/, run in this order:
+#   kit.sh       the kit's own checks on the host (bad input is refused);
+#   build.sh     kernel, module, selftests and initramfs per geometry;
+#   guests.sh    one guest per mode of scripts/modes/modes.tsv, judged by
+#                the expectations beside it (scripts/modes/expect.sh);
+#   trees.sh     the core series alone, and the unpatched base;
+#   board.sh     the install-tests tarball run as on a board;
+#   drills.sh    a hung guest, a panicking guest, a module that fails to
+#                load must all be reported as failures;
+#   main-job.sh  the main job interrupted, cancelled, and to its report;
+#   bench.sh     make bench-quick as a smoke test;
+#   tlb.sh       the TLB model and its QEMU plugin.
+# common.sh holds what they share.
+# Usage: make check (CHECK_PART, CHECK_JOB, CHECK_PAGE_SIZES, CHECK_MODES:
+# scripts/lib/variables.tsv). One file per group in scripts/suites/check/.
+# Ends with 'N passed, N failed, N skipped'. A SKIP is never a pass.
+. "$(dirname "$0")/../lib/lib.sh"
+
+# CHECK_PART=trees: only build and boot this tree's guests (the nested run
+# for the core series alone, below), its results in CHECK_DIR.
+CHECK_PART=${CHECK_PART:-all}
+CHECK=${CHECK_DIR:-$OUT/check}
+rm -rf "$CHECK"
+mkdir -p "$CHECK"
+start=$(date +%s)
+
+# Every result goes to results.log; stdout gets the FAILs as they come
+# (RESULTS_ALL=1: every line) and, at the end, a table per group.
+if [ "$CHECK_PART" = all ]; then
+	export RESULTS_LOG=$CHECK/results.log RESULTS_TSV=$CHECK/results.tsv
+	: >"$RESULTS_LOG"
+	: >"$RESULTS_TSV"
+	msg "every PASS, FAIL and SKIP line goes to $RESULTS_LOG; FAILs show here too"
+fi
+
+G=$TOP/scripts/suites/check
+GROUPS_ALL="kit build guests trees board drills main-job bench tlb"
+# CHECK_GROUPS: only these groups (build runs too where a later one needs
+# its kernels). A group not run is not counted.
+CHECK_GROUPS=${CHECK_GROUPS:-$GROUPS_ALL}
+for group in $CHECK_GROUPS; do
+	[[ " $GROUPS_ALL " == *" $group "* ]] || die "CHECK_GROUPS: no group '$group' (groups: $GROUPS_ALL)"
+done
+want() { [[ " $CHECK_GROUPS " == *" $1 "* ]]; }
+. "$G/common.sh"
+. "$TOP/scripts/modes/expect.sh"
+[ "$CHECK_PART" != all ] || ! want kit || . "$G/kit.sh"
+[ "$CHECK_GROUPS" != kit ] || finish
+. "$G/build.sh"
+! want guests || . "$G/guests.sh"
+# soak, check-geometries and a nested tree's run stop after their guests.
+[ "$CHECK_JOB" = check ] && [ "$CHECK_PART" = all ] || finish
+for group in trees board drills main-job bench tlb; do
+	! want "$group" || . "$G/$group.sh"
+done
+finish

@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-2.0
+# make check, what every group uses: the closing table, expected failures,
+# fake trees.
+# Sourced by scripts/suites/check.sh, not run alone.
+
+finish() {
+	if [ "$CHECK_PART" = all ]; then
+		summary_table
+		msg "check took $(( $(date +%s) - start ))s; logs in $CHECK, results in $RESULTS_LOG"
+	else
+		msg "check took $(( $(date +%s) - start ))s; logs in $CHECK"
+	fi
+	tally
+	exit
+}
+
+# The results per group (a guest, a build, the kit's checks), in the order
+# they ran, each with the time since the result before it; the failures'
+# names again below.
+summary_table() {
+	local counts
+	counts=$(awk -F'\t' '{ c[$2]++ } END { print c["PASS"] + 0, c["FAIL"] + 0, c["SKIP"] + 0 }' \
+		"$RESULTS_TSV")
+	[ "$counts" = "$pass $failed $skipped" ] ||
+		bad "check: $RESULTS_TSV holds every result" "it has $counts; the tally $pass $failed $skipped"
+	echo
+	awk -F'\t' -v t0="$start" '
+	{
+		if (!($3 in seen)) { seen[$3] = 1; order[n++] = $3 }
+		c[$3, $2]++
+		secs[$3] += $1 - (prev ? prev : t0)
+		prev = $1
+	}
+	END {
+		printf "%-44s %7s %7s %7s %7s\n", "group", "passed", "failed", "skipped", "time"
+		for (i = 0; i < n; i++) {
+			g = order[i]
+			printf "%-44s %7d %7d %7d %6ds\n", g, c[g, "PASS"], c[g, "FAIL"], c[g, "SKIP"], secs[g]
+		}
+	}' "$RESULTS_TSV"
+	if grep -q '^FAIL: ' "$RESULTS_LOG"; then
+		echo
+		echo "failed:"
+		grep '^FAIL: ' "$RESULTS_LOG" | sed 's/^FAIL: /  /'
+	fi
+	echo
+}
+
+# expect_fail NAME PATTERN CMD...: CMD must fail and say PATTERN.
+expect_fail() {
+	local name=$1 pat=$2 out rc
+	shift 2
+	set +e
+	out=$("$@" 2>&1)
+	rc=$?
+	set -e
+	if [ $rc != 0 ] && grep -qE -- "$pat" <<<"$out"; then
+		ok "$name"
+	else
+		bad "$name" "exit $rc, wanted failure matching '$pat'; got:
+$out"
+	fi
+}
+
+fake_tree() {	# DIR VERSION PATCHLEVEL: a tiny git tree that looks like Linux
+	mkdir -p "$1"
+	printf 'VERSION = %s\nPATCHLEVEL = %s\nSUBLEVEL = 1\n' "$2" "$3" >"$1/Makefile"
+	printf 'one\ntwo\nthree\n' >"$1/file.txt"
+	git -C "$1" init -q
+	git -C "$1" add -A
+	git -C "$1" -c user.name=t -c user.email=t@t commit -q -m base
+}

@@ -1,0 +1,169 @@
+# SPDX-License-Identifier: GPL-2.0
+# make check, group 3. one guest per mode of scripts/modes/modes.tsv,
+# judged by scripts/modes/expect.sh.
+# Sourced by scripts/suites/check.sh, not run alone.
+
+# ---- 3. guest modes -------------------------------------------------------
+# Count the TAP results of one guest's kselftest run.
+count_tap() {
+	local mode=$1 data=$2 status name reason seen=0
+	while IFS=$'\t' read -r status name reason; do
+		seen=1
+		case "$status" in
+		ok) ok "$mode: $name${reason:+ # $reason}" ;;
+		skip) skip "$mode: $name" "$reason" ;;
+		*) bad "$mode: $name${reason:+ # $reason}" "$(linmap_data log "$data" "$name")" ;;
+		esac
+	done < <(linmap_data tap "$data")
+	[ $seen = 1 ] || bad "$mode: kselftests produced no results" "$(tail -20 "$data")"
+}
+
+# boot_guest GEOMETRY MODE VAR=VALUE...: boot.sh with these settings, its
+# logs in the check directory; it must boot, finish and log no splat.
+# The KUnit results the guest kept, where the kernel has KUnit (and so the
+# build has the module's suite).
+count_ktap() {
+	local ps=$1 mode=$2 data=$3 status name reason seen=0 build
+	read -r _ _ _ build _ < <(geometry "$ps")
+	[ -f "$build/kmod/linmap_kunit.ko" ] || return 0
+	while IFS=$'\t' read -r status name reason; do
+		seen=1
+		case "$status" in
+		ok) ok "$mode: kunit $name" ;;
+		skip) skip "$mode: kunit $name" "$reason" ;;
+		*) bad "$mode: kunit $name${reason:+ # $reason}" \
+			"$(linmap_data section "$data" ktap | tail -25)" ;;
+		esac
+	done < <(linmap_data ktap "$data")
+	[ $seen = 1 ] || bad "$mode: KUnit suites produced no results" \
+		"$(linmap_data section "$data" ktap || grep kunit "$data")"
+}
+
+boot_guest() {
+	local ps=$1 mode=$2
+	shift 2
+	if geo "$ps" env "$@" NAME="$mode" LOGDIR="$CHECK" "$TOP/scripts/job/boot.sh"; then
+		ok "$mode: guest booted, finished and logged no splat"
+	else
+		bad "$mode: guest booted, finished and logged no splat" "console log: $CHECK/$mode.log"
+	fi
+}
+
+# The workload guests' Debian userspace (scripts/job/rootfs.sh), built or
+# taken from its cache once per run.
+ROOTFS_IMG=
+rootfs_image() {
+	[ -z "$ROOTFS_IMG" ] || return 0
+	if ROOTFS_IMG=$("$TOP/scripts/job/rootfs.sh" 2>"$CHECK/rootfs.log"); then
+		ok "rootfs: the Debian userspace of the workload guests (${ROOTFS_IMG##*/})"
+	else
+		bad "rootfs: the Debian userspace of the workload guests" "$(tail -10 "$CHECK/rootfs.log")"
+		ROOTFS_IMG=
+		return 1
+	fi
+}
+
+# The kexec guests' second disk: the geometry's own kernel and initramfs,
+# for kexec -s -l in the guest.
+kexec_disk() {	# PAGE_SIZE: prints the image's path
+	local ps=$1 d=$CHECK/kexec-$1 build
+	read -r _ _ _ build _ < <(geometry "$ps")
+	[ -f "$d.ext4" ] && { echo "$d.ext4"; return 0; }
+	rm -rf "$d" && mkdir -p "$d/files" &&
+		cp "$build/arch/arm64/boot/Image" "$build/initramfs.cpio.gz" "$d/files/" &&
+		mke2fs -q -t ext4 -L linmap-kexec -d "$d/files" "$d.ext4" \
+			"$(( $(du -sm "$d/files" | cut -f1) + 16 ))M" >&2 &&
+		rm -rf "$d" && echo "$d.ext4"
+}
+
+# The hibernation guests: two boots on one swap disk. The first hibernates
+# and powers off ("linmap: hibernating" ends it well); the second restores
+# the image, and the restored kernel reports the first boot's job.
+hibernate_guest() {	# PAGE_SIZE MODE CMDLINE BOOT-SETTINGS...
+	local ps=$1 mode=$2 cmd=$3 swap=$CHECK/$2.swap log=$CHECK/$2-hibernate.log
+	shift 3
+	rm -f "$swap"
+	if ! { truncate -s 1G "$swap" && mkswap -q "$swap"; } >"$CHECK/$mode.mkswap" 2>&1; then
+		bad "$mode: a swap disk" "$(cat "$CHECK/$mode.mkswap")"
+		return 0
+	fi
+	msg "guest $mode: hibernate, then resume"
+	if geo "$ps" env "$@" JOB=workload SWAP="$swap" NAME="$mode-hibernate" LOGDIR="$CHECK" \
+		END_MARKER='^linmap: hibernating' CMDLINE="$cmd ${CMDLINE:-}" \
+		"$TOP/scripts/job/boot.sh" >"$CHECK/$mode-hibernate.boot" 2>&1 &&
+	   grep -q 'PM: Image saving done' "$log" && grep -q 'reboot: Power down' "$log"; then
+		ok "$mode: the guest wrote its hibernation image and powered off"
+	else
+		bad "$mode: the guest wrote its hibernation image and powered off" \
+			"$(tail -5 "$CHECK/$mode-hibernate.boot"); console log: $log"
+		return 0
+	fi
+	boot_guest "$ps" "$mode" "$@" JOB=resume SWAP="$swap" CMDLINE="$cmd ${CMDLINE:-}"
+	rm -f "$swap"
+	[ -f "$CHECK/$mode.data" ] && count_tap "$mode" "$CHECK/$mode.data"
+	return 0
+}
+
+# guest PAGE_SIZE MODE CMDLINE [STRESS] [SMP]: boot in a mode, run the
+# selftests there. CMDLINE's qemu:VAR=VALUE words are boot.sh settings
+# (QEMU_CPU, IOMMU, BBML2, EL2, JOB; ROOTFS=debian for the Debian userspace,
+# DISK2=kexec for the kernel to kexec, SWAP=new for a hibernation guest's
+# new swap disk), not kernel arguments.
+guest() {
+	local ps=$1 mode=$1-$2 cmd= stress=${4:-} smp=${5:-${SMP:-4}} w
+	local data=$CHECK/$mode.data qemu=() swap= job=check
+	for w in $3; do
+		case $w in
+		qemu:JOB=*) job=${w#qemu:JOB=}; qemu+=("${w#qemu:}") ;;
+		qemu:QEMU_CPU=*|qemu:IOMMU=*|qemu:BBML2=*|qemu:EL2=*) qemu+=("${w#qemu:}") ;;
+		qemu:ROOTFS=debian)
+			if ! rootfs_image; then
+				bad "$mode: guest booted (no Debian userspace, see above)"
+				return 0
+			fi
+			qemu+=("ROOTFS=$ROOTFS_IMG") ;;
+		qemu:SWAP=new) swap=1 ;;
+		qemu:DISK2=kexec)
+			if ! w=$(kexec_disk "$ps"); then
+				bad "$mode: guest booted (no disk with the kernel to kexec)"
+				return 0
+			fi
+			qemu+=("DISK2=$w") ;;
+		qemu:*) bad "$mode: unknown boot setting '$w' in scripts/modes/modes.tsv"; return 0 ;;
+		*) cmd+="${cmd:+ }$w" ;;
+		esac
+	done
+	if [ -n "$swap" ]; then
+		hibernate_guest "$ps" "$mode" "$cmd" SMP="$smp" "${qemu[@]}"
+		return 0
+	fi
+	msg "guest $mode: $cmd${qemu[*]:+ (${qemu[*]})}"
+	boot_guest "$ps" "$mode" JOB=check SMP="$smp" "${qemu[@]}" CMDLINE="$cmd ${CMDLINE:-}" STRESS="$stress"
+	[ -f "$data" ] || return 0
+	if [ "$(linmap_data module "$data")" = loaded ]; then
+		ok "$mode: module loads"
+	else
+		bad "$mode: module loads" "$(sed -n '/insmod failed/,/^\[/p' "$data")"
+		return 0
+	fi
+	count_tap "$mode" "$data"
+	# KUnit runs in the check job: in the workload guests only where a
+	# second kernel (kexec, kdump) ran it.
+	if [ "$job" = check ] || grep -qx '\[ktap\]' "$data"; then
+		count_ktap "$ps" "$mode" "$data"
+	fi
+	check_churn "$mode" "$data"
+}
+
+# make soak: the long version of the churn; a guest may take twice as long.
+[ "$CHECK_JOB" != soak ] || export QEMU_TIMEOUT=$((${SOAK_SECS:-600} * 2 + 900))
+mapfile -t guests < <(python3 "$TOP/scripts/modes/modes.py" list "$CHECK_JOB" "$TREE" "${built[@]}")
+[ ${#guests[@]} -gt 0 ] || bad "guests: scripts/modes/modes.tsv has none for job $CHECK_JOB, $TREE tree${CHECK_MODES:+, CHECK_MODES=$CHECK_MODES}"
+for g in "${guests[@]}"; do
+	IFS=$'\t' read -r ps mode cmd stress smp checks <<<"$g"
+	[ "$cmd" != - ] || cmd=
+	[ "$stress" != - ] || stress=
+	[ "$smp" != - ] || smp=
+	guest "$ps" "$mode" "$cmd" "$stress" "$smp"
+	host_checks "$ps" "$mode" "$checks"
+done

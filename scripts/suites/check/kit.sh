@@ -1,0 +1,248 @@
+# SPDX-License-Identifier: GPL-2.0
+# make check, group 1. the kit's own checks on the host: bad input is
+# refused clearly.
+# Sourced by scripts/suites/check.sh, not run alone.
+
+# ---- 1. host-side checks of the kit --------------------------------------
+msg "kit checks"
+T=$CHECK/kit
+fake_tree "$T/v611" 6 11
+expect_fail "kit: KSRC that is not 6.12 is refused" '6\.12\.y only' \
+	env KSRC="$T/v611" OUT="$T/out1" "$TOP/scripts/job/tree.sh"
+fake_tree "$T/dirty" 6 12
+echo change >>"$T/dirty/file.txt"
+expect_fail "kit: KSRC with uncommitted changes is refused" 'uncommitted changes' \
+	env KSRC="$T/dirty" OUT="$T/out2" "$TOP/scripts/job/tree.sh"
+mkdir -p "$T/nogit" && cp "$T/v611/Makefile" "$T/nogit/" &&
+	sed -i 's/= 11/= 12/' "$T/nogit/Makefile"
+expect_fail "kit: KSRC that is not a git tree is refused" 'not a git repository' \
+	env KSRC="$T/nogit" OUT="$T/out3" "$TOP/scripts/job/tree.sh"
+# Bad values are refused by 'make run' before any work: nothing under
+# its OUT, and the error names the values allowed.
+refused() {	# VAR=VALUE PATTERN
+	local o=$T/out-var
+	rm -rf "$o"
+	expect_fail "kit: make run $1 is refused up front" "${1%%=*} must be $2" \
+		make -s -C "$TOP" run "$1" OUT="$o"
+	[ ! -e "$o" ] || bad "kit: make run $1 did no work" "$(ls -A "$o")"
+}
+refused BBML2=bogus 'all, none, boot, secondary, off or a CPU list'
+refused BBML2=0-9 "a list of the guest's CPUs, 0 to 3"
+refused PAGE_SIZE=8K '4K, 16K or 64K'
+refused VA_BITS=40 'a size 6.12 offers with 4K pages: 39 48 52'
+refused SERIES=partial 'on, core or off'
+refused DEBUG=yes 'on or off'
+refused KASAN=generic 'off, sw or hw'
+refused MEM=4 'guest RAM in M, G or T'
+refused MEM=256M 'guest RAM in M, G or T, at least 512M'
+refused SMP=0 'a number of guest CPUs from 1 to 512'
+refused STRESS=pages=0,round=2 "pages=N rounds=N threads=N \\(no 'round'\\)"
+refused STRESS=threads=four 'pages=N rounds=N threads=N with numbers'
+expect_fail "kit: make bench-tlb refuses an unknown workload up front" "no workload 'bogus'" \
+	env TLB_WORKLOADS="memcached bogus" OUT="$T/out-tlb" "$TOP/scripts/bench/tlb.sh"
+expect_fail "kit: make bench-tlb refuses TLB_SECS=1.5 up front" "TLB_SECS takes whole seconds" \
+	env TLB_SECS=1.5 OUT="$T/out-tlb" "$TOP/scripts/bench/tlb.sh"
+[ ! -e "$T/out-tlb/tlb" ] || bad "kit: a refused make bench-tlb did no work" "$(ls -A "$T/out-tlb/tlb")"
+refused EL2=yes 'on or off'
+refused IOMMU=smmuv2 'smmuv3 or empty'
+refused ICOUNT=11 'an -icount shift from 0 to 10'
+refused QEMU_TIMEOUT=10m 'a number of seconds'
+if out=$(env BBML2=0,2-3 SMP=4 MEM=512M STRESS="pages=0x100 rounds=2,threads=1" EL2=on \
+	IOMMU=smmuv3 ICOUNT=0 bash -c ". '$TOP/scripts/lib/lib.sh'" 2>&1); then
+	ok "kit: good values of the checked variables are taken"
+else
+	bad "kit: good values of the checked variables are taken" "$out"
+fi
+fake_tree "$T/good" 6 12
+mkdir -p "$T/patches"
+cat >"$T/patches/0001-bad.patch" <<'P'
+From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: Test <t@t>
+Date: Thu, 1 Jan 2026 00:00:00 +0000
+Subject: [PATCH] bad
+
+---
+ file.txt | 2 +-
+ 1 file changed, 1 insertion(+), 1 deletion(-)
+
+diff --git a/file.txt b/file.txt
+--- a/file.txt
++++ b/file.txt
+@@ -1,3 +1,3 @@
+ one
+-not there
++2
+ three
+P
+expect_fail "kit: a patch that does not apply is named, with how to go on" \
+	'0001-bad.patch does not apply' \
+	env KSRC="$T/good" OUT="$T/out4" PATCHDIR="$T/patches" "$TOP/scripts/job/apply.sh"
+if grep -q 'am --continue' <(env KSRC="$T/good" OUT="$T/out5" PATCHDIR="$T/patches" \
+	"$TOP/scripts/job/apply.sh" 2>&1); then
+	ok "kit: the apply error says how to continue or abort"
+else
+	bad "kit: the apply error says how to continue or abort"
+fi
+# check-series: a patch checkpatch rejects is one FAIL line, and the run
+# goes on to the other patches and its summary.
+fake_tree "$T/cs" 6 12
+mkdir -p "$T/cs/scripts" "$T/cspatches"
+printf '#!/bin/sh\nfor f; do :; done\nif grep -q STYLE "$f"; then echo "ERROR: STYLE"; exit 1; fi\n' \
+	>"$T/cs/scripts/checkpatch.pl"
+chmod +x "$T/cs/scripts/checkpatch.pl"
+git -C "$T/cs" add -A && git -C "$T/cs" -c user.name=t -c user.email=t@t commit -q -m checkpatch
+for n in 1 2; do
+	sed -i "s/^.*\$/line $n/; 1!d" "$T/cs/file.txt"
+	git -C "$T/cs" -c user.name=t -c user.email=t@t commit -q -a \
+		-m "change $n" -m "Line $n of a body$( [ $n = 2 ] && echo ' with STYLE')." \
+		-m "It has three lines." -m "Signed-off-by: t <t@t>"
+done
+git -C "$T/cs" format-patch -q -o "$T/cspatches" HEAD~2
+git -C "$T/cs" reset -q --hard HEAD~2
+set +e
+out=$(env -u RESULTS_LOG -u RESULTS_TSV KSRC="$T/cs" OUT="$T/out6" PATCHDIR="$T/cspatches" SERIES_BUILDS=0 \
+	SERIES_WARNINGS=0 "$TOP/scripts/suites/check-series.sh" 2>&1)
+rc=$?
+set -e
+if [ $rc != 0 ] && grep -q '^FAIL: checkpatch --strict: 0002-' <<<"$out" &&
+   grep -q '^PASS: checkpatch --strict: 0001-' <<<"$out" &&
+   grep -qE '^[0-9]+ passed, 1 failed, [0-9]+ skipped$' <<<"$out"; then
+	ok "kit: check-series reports a checkpatch finding and goes on"
+else
+	bad "kit: check-series reports a checkpatch finding and goes on" "exit $rc; got:
+$out"
+fi
+printf '[    1.0] ok\n[    2.0] WARNING: CPU: 0 PID: 1 at mm/x.c:1 f+0x0/0x4\n' >"$T/splat.log"
+expect_fail "kit: a WARNING in the console log fails the run" 'kernel splat' \
+	"$TOP/scripts/lib/scan-log.sh" "$T/splat.log"
+printf 'BUG: sleeping function called from invalid context at mm/x.c:1\n' >"$T/sleep.log"
+expect_fail "kit: a might-sleep report fails the run" 'kernel splat' \
+	"$TOP/scripts/lib/scan-log.sh" "$T/sleep.log"
+printf '%s\n' 'linmap: exiting init to panic into the crash kernel' \
+	'[    9.0] Kernel panic - not syncing: Attempted to kill init!' '[    9.1] Call trace:' \
+	'[    0.0] Booting Linux on physical CPU 0x0' '[    1.0] ok' >"$T/kdump.log"
+if "$TOP/scripts/lib/scan-log.sh" "$T/kdump.log" >/dev/null 2>&1; then
+	ok "kit: the kdump guests' own panic passes the scan when a crash kernel boots"
+else
+	bad "kit: the kdump guests' own panic passes the scan when a crash kernel boots"
+fi
+head -3 "$T/kdump.log" >"$T/kdump-dead.log"
+expect_fail "kit: the same panic with no crash kernel after it fails the run" 'kernel splat' \
+	"$TOP/scripts/lib/scan-log.sh" "$T/kdump-dead.log"
+b='linmap_test: expected warning: set_direct_map() with interrupts off'
+printf '%s\n' "[ 2.0] $b, begin" '[ 2.1] ------------[ cut here ]------------' \
+	'[ 2.1] WARNING: CPU: 1 PID: 9 at arch/arm64/mm/pageattr.c:1 set_direct_map+0x0/0x4' \
+	'[ 2.2] Call trace:' "[ 2.3] $b, end" >"$T/dmirq.log"
+if "$TOP/scripts/lib/scan-log.sh" "$T/dmirq.log" >/dev/null 2>&1; then
+	ok "kit: the one expected set_direct_map() warning passes the scan"
+else
+	bad "kit: the one expected set_direct_map() warning passes the scan"
+fi
+sed 's/set_direct_map+0x0/other_fn+0x0/' "$T/dmirq.log" >"$T/dmirq-other.log"
+expect_fail "kit: another WARNING inside the expected window fails the run" 'kernel splat' \
+	"$TOP/scripts/lib/scan-log.sh" "$T/dmirq-other.log"
+head -4 "$T/dmirq.log" >"$T/dmirq-open.log"
+expect_fail "kit: an expected-warning window that never ends fails the run" 'kernel splat' \
+	"$TOP/scripts/lib/scan-log.sh" "$T/dmirq-open.log"
+printf '[    1.0] Booting Linux\n[    2.0] Run /init as init process\n' >"$T/clean.log"
+if "$TOP/scripts/lib/scan-log.sh" "$T/clean.log"; then
+	ok "kit: a clean console log passes the scan"
+else
+	bad "kit: a clean console log passes the scan"
+fi
+
+# The install path, on a machine where nothing is installed: stand-ins for
+# the package tools report every package missing and record what they are
+# asked; OUT does not exist yet, as in a fresh clone.
+deps_standin() {	# DIR UID: run deps.sh as that uid with the stand-ins
+	local d=$1
+	mkdir -p "$d/bin"
+	cat >"$d/bin/dpkg-query" <<'S'
+#!/bin/sh
+echo "dpkg-query $*" >>"$STANDIN_LOG"
+exit 1
+S
+	cat >"$d/bin/apt-get" <<'S'
+#!/bin/sh
+echo "apt-get $*" >>"$STANDIN_LOG"
+[ "$1" = download ] && : >busybox-static_1.35.0-4_arm64.deb
+exit 0
+S
+	cat >"$d/bin/dpkg" <<'S'
+#!/bin/sh
+echo "dpkg $*" >>"$STANDIN_LOG"
+exit 0
+S
+	cat >"$d/bin/dpkg-deb" <<'S'
+#!/bin/sh
+echo "dpkg-deb $*" >>"$STANDIN_LOG"
+mkdir -p "$3/bin" && printf '#!/bin/sh\n' >"$3/bin/busybox"
+S
+	printf '#!/bin/sh\n[ "$1" = -u ] && echo %s && exit 0\nexec /usr/bin/id "$@"\n' "$2" >"$d/bin/id"
+	chmod +x "$d/bin/"*
+	: >"$d/log"
+	env PATH="$d/bin:$PATH" STANDIN_LOG="$d/log" OUT="$d/out" \
+		"$TOP/scripts/job/deps.sh" >"$d/stdout" 2>&1
+}
+deps_checks() {
+	local d=$CHECK/deps pkgs rc
+	pkgs=$("$TOP/scripts/job/deps.sh" --list)
+	set +e
+	deps_standin "$d/root" 0
+	rc=$?
+	set -e
+	if [ $rc = 0 ] && grep -qxF "apt-get install -y -q $pkgs" "$d/root/log" &&
+	   grep -qx 'apt-get update -q' "$d/root/log"; then
+		ok "deps: on a bare machine, root installs every package in one apt-get line"
+	else
+		bad "deps: on a bare machine, root installs every package in one apt-get line" \
+			"exit $rc; asked: $(grep -v "^dpkg-query" "$d/root/log"); said: $(cat "$d/root/stdout")"
+	fi
+	for p in gcc-aarch64-linux-gnu qemu-system-arm linux-source-6.12 ccache; do
+		grep -qw -- "$p" <<<"$pkgs" || bad "deps: $p is in the package list"
+	done
+	if grep -qx 'dpkg --add-architecture arm64' "$d/root/log" &&
+	   grep -qx 'apt-get download -q busybox-static:arm64' "$d/root/log" &&
+	   [ -x "$d/root/out/deps/busybox" ]; then
+		ok "deps: the arm64 busybox is fetched and unpacked into a fresh OUT"
+	else
+		bad "deps: the arm64 busybox is fetched and unpacked into a fresh OUT" \
+			"asked: $(grep -v "^dpkg-query" "$d/root/log"); said: $(cat "$d/root/stdout")"
+	fi
+	set +e
+	deps_standin "$d/user" 1000
+	rc=$?
+	set -e
+	if [ $rc != 0 ] && grep -qxF "error: missing packages; please run: sudo apt-get install -y $pkgs" \
+		"$d/user/stdout" && ! grep -q '^apt-get' "$d/user/log"; then
+		ok "deps: not root, it prints the exact install line and installs nothing"
+	else
+		bad "deps: not root, it prints the exact install line and installs nothing" \
+			"exit $rc; asked: $(grep -v "^dpkg-query" "$d/user/log"); said: $(cat "$d/user/stdout")"
+	fi
+}
+deps_checks
+
+# The Debian userspace: a package the archive does not have is named, and
+# nothing is left in the cache.
+printf 'fio\nlinmap-no-such-package\n' >"$T/rootfs.pkgs"
+expect_fail "rootfs: a package missing from the archive is named" \
+	'not found for arm64: linmap-no-such-package' \
+	env ROOTFS_PKGS="$T/rootfs.pkgs" ROOTFS_CACHE="$T/rootfs-cache" "$TOP/scripts/job/rootfs.sh"
+if [ -z "$(ls -A "$T/rootfs-cache" 2>/dev/null)" ]; then
+	ok "rootfs: a failed build leaves nothing in the cache"
+else
+	bad "rootfs: a failed build leaves nothing in the cache" "$(ls -la "$T/rootfs-cache")"
+fi
+
+# make install-tests refuses what cannot give a module for an arm64 board.
+mkdir -p "$T/kdir-nosym" "$T/kdir-x86/include/config"
+echo CONFIG_X86_64=y >"$T/kdir-x86/.config"
+: >"$T/kdir-x86/Module.symvers"
+echo 6.12.1 >"$T/kdir-x86/include/config/kernel.release"
+expect_fail "install-tests: no KDIR is refused" 'no KDIR' \
+	env -u KDIR OUT="$T/out6" "$TOP/scripts/job/install-tests.sh"
+expect_fail "install-tests: a KDIR without Module.symvers is refused" 'no Module\.symvers' \
+	env KDIR="$T/kdir-nosym" OUT="$T/out6" "$TOP/scripts/job/install-tests.sh"
+expect_fail "install-tests: a KDIR that is not an arm64 build is refused" 'not an arm64 kernel build' \
+	env KDIR="$T/kdir-x86" OUT="$T/out6" "$TOP/scripts/job/install-tests.sh"
