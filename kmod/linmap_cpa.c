@@ -7,6 +7,9 @@
  * contiguous PTE groups only with aim_pte=1.
  *
  *   echo "seed=N threads=N ops=N secs=N pages=N batch=N aim=N" > cpa
+ *
+ * Longer than 400 lines: the threads, their shadow model and its checks
+ * are one concern; the aimed rounds are in linmap_aim.c.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt

@@ -99,7 +99,9 @@ configure() {
 }
 
 # errors LOG: the compiler's errors, for a FAIL's details.
-errors() { grep -E 'error:|Error [0-9]' "$1" | head -12; }
+errors() {
+	grep -E 'error:' "$1" | head -12 | grep . || grep -E 'Error [0-9]' "$1" | head -3
+}
 
 # The rows: the table's, and one per seed of the seeds file.
 rows() {

@@ -6,6 +6,8 @@
  * events, split blocks folded back, hysteresis, memfd_secret() pages
  * giving their tables back, no hint noted with interrupts off, no
  * sequence moved by a pass with nothing to fold.
+ *
+ * Longer than 400 lines: one program per area; each test is short.
  */
 
 #include "linmap_lib.h"

@@ -6,6 +6,9 @@
  * test, and the fixture's setup and teardown. The kselftest harness can
  * only be in one object of a program, so the checks here report through
  * lm_harness, which linmap_lib.h points at the harness in each program.
+ *
+ * Longer than 400 lines: one object, so that each program links it once;
+ * its parts (module I/O, parsing, the fixture) call one another.
  */
 #define LM_LIB_IMPL
 #include "linmap_lib.h"

@@ -6,6 +6,9 @@
  * changes against a shadow model, many CPUs aimed at one contiguous group,
  * contiguous user PTEs under contpte_convert(); last, as they change the
  * whole system, the big stress, a late CPU and a late KFENCE pool.
+ *
+ * Longer than 400 lines: one program per area, and its tests run in this
+ * order, the system-wide ones last.
  */
 
 #include "linmap_lib.h"

@@ -20,6 +20,9 @@
  * range and sorted ranges, each mapped by leaves of 1 << shift bytes; a
  * kernel address no range covers is taken as a base page. Results: JSON,
  * one object per measured window.
+ *
+ * Longer than 400 lines: one model, in one header so that the plugin and
+ * its self-test run the same code.
  */
 #ifndef LINMAP_TLBMODEL_H
 #define LINMAP_TLBMODEL_H

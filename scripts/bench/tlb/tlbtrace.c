@@ -14,6 +14,8 @@
  * page of the linear map a PTE (unpatched rodata=full); "on" takes the
  * linear map from the LAYOUT file (a rodata=on boot's, scripts/bench/tlb/
  * layout.py), the rest from the guest's.
+ *
+ * Longer than 400 lines: QEMU loads one object as the plugin.
  */
 #include <pthread.h>
 #include <stdio.h>
