@@ -2,17 +2,21 @@
 # SPDX-License-Identifier: GPL-2.0
 """make bench-tlb's report: DIR/report.md, DIR/tlb.json, DIR/tlb.png.
 
-Reads what scripts/bench/tlb.sh left in DIR: the windows (ID=NAME lines) and
-the plugin's results.json. MPKI here: kernel data-TLB misses per
-1000 instructions (all instructions, kernel and user, of every vCPU) for
-the three layouts; a walk is a second-level miss, an L1 miss a
-first-level one. The footprint: distinct linear-map leaves touched per
-million instructions of a vCPU.
+Reads what scripts/bench/tlb.sh left in DIR: the windows (ID=NAME.RUN
+lines), the plugin's results.json and the replay's replay.json (the same
+recording, every variant). The headline counts what perf counts on arm64
+(drivers/perf/arm_pmuv3.c maps dTLB-load-misses to L1D_TLB_REFILL and
+iTLB-load-misses to L1I_TLB_REFILL): first-level TLB refills made by
+kernel-mode instructions, to any address, per 1000 instructions of every
+vCPU (kernel and user), the :k-like figures. A walk is a second-level
+miss (DTLB_WALK-like). Each figure is the median over a workload's runs,
+with the range.
 
-usage: report.py DIR
+usage: report.py DIR [DCZ_BYTES]
 """
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -22,44 +26,78 @@ from layout import leaves  # noqa: E402
 LAYOUTS = [("full", "unpatched rodata=full (all PTEs)"),
            ("series", "patched, rodata=full, BBML2"),
            ("on", "rodata=on")]
-KERNEL = ("kernel_linear", "kernel_other")
+KMODE = ("kernel_linear", "kernel_other", "kernel_to_user")
+HW = 28.5   # % fewer dTLB-load-misses:k, perf, memcached, AmpereOne, 256 GB
 
 
 def per_k(n, insns):
     return 1000.0 * n / insns if insns else 0.0
 
 
-def summarise(w):
+def figures(w, st):
+    """The rates of one model's stats in window w."""
     insns = w["insns_kernel"] + w["insns_user"]
-    out = {"insns": insns, "insns_kernel": w["insns_kernel"],
+    d = {c: st[c] for c in st}
+    return {
+        "dtlb_k": per_k(sum(d[c]["l1_miss"] for c in KMODE), insns),
+        "dtlb_k_per_kinsn": per_k(sum(d[c]["l1_miss"] for c in KMODE), w["insns_kernel"]),
+        "itlb_k": per_k(d["insn_kernel"]["l1_miss"], insns),
+        "walk_k": per_k(sum(d[c]["walk"] for c in KMODE), insns),
+        "iwalk_k": per_k(d["insn_kernel"]["walk"], insns),
+        "dtlb_k_kaddr": per_k(d["kernel_linear"]["l1_miss"] + d["kernel_other"]["l1_miss"], insns),
+        "walk_k_kaddr": per_k(d["kernel_linear"]["walk"] + d["kernel_other"]["walk"], insns),
+        "by_class": {c: per_k(d[c]["l1_miss"], insns) for c in KMODE},
+    }
+
+
+def model_key(m):
+    v = m["variant"]
+    if m["core"] != "neoverse-n1":
+        return m["core"] + ("" if v == "base" else "+" + v)
+    if v == "base":
+        return "base" if m["scale"] == 1 else "l2x%g" % m["scale"]
+    return v
+
+
+def summarise(w):
+    out = {"insns": w["insns_kernel"] + w["insns_user"], "insns_kernel": w["insns_kernel"],
            "tlbi": [w["tlbi_all"], w["tlbi_user"], w["tlbi_va"]],
-           "dc_zva": [w.get("dc_zva_user", 0), w.get("dc_zva_kernel", 0)], "layouts": {}}
+           "dc_zva": [w["dc_zva_user"], w["dc_zva_kernel"]],
+           "linear_bytes": w["linear_bytes"], "on_linear_bytes": w["on_linear_bytes"],
+           "models": {}, "footprint": {}}
     for name, _ in LAYOUTS:
-        lay = w["layouts"][name]
-        r = {"footprint": (lay["fp_distinct"] / lay["fp_windows"]) if lay["fp_windows"] else None,
-             "fp_windows": lay["fp_windows"], "by_l2": {}}
-        for v in lay["l2"]:
-            st = v["stats"]
-            r["by_l2"][v["l2_entries"]] = {
-                "scale": v["scale"],
-                "walk_mpki": per_k(sum(st[c]["walk"] for c in KERNEL), insns),
-                "l1_mpki": per_k(sum(st[c]["l1_miss"] for c in KERNEL), insns),
-                "linear_walk_mpki": per_k(st["kernel_linear"]["walk"], insns),
-                "user_walk_mpki": per_k(st["user"]["walk"], insns),
-                "kernel_accesses": sum(st[c]["access"] for c in KERNEL),
-            }
-        out["layouts"][name] = r
+        lay = w["layouts"].get(name)
+        if lay is None:
+            continue
+        out["footprint"][name] = lay["fp_distinct"] / lay["fp_windows"] if lay["fp_windows"] else None
+        for m in lay["models"]:
+            out["models"].setdefault(model_key(m), {})[name] = figures(w, m["stats"])
     return out
 
 
-def fmt(x, digits=None):
-    """Three significant digits (the rates span orders of magnitude)."""
+def change(a, b):
+    return 100.0 * (b - a) / a if a else None
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return None
+    return (statistics.median(xs), min(xs), max(xs))
+
+
+def fmt(x, pct=False):
     if x is None:
         return "-"
-    return ("%.*f" % (digits, x)) if digits is not None else ("%.3g" % x)
+    if isinstance(x, tuple):
+        m, lo, hi = x
+        if pct:
+            return "%+.1f%% [%+.1f, %+.1f]" % (m, lo, hi)
+        return "%.3g [%.3g-%.3g]" % (m, lo, hi)
+    return ("%+.1f%%" % x) if pct else ("%.3g" % x)
 
 
-def main(d):
+def main(d, dcz=64):
     windows = []
     for line in open(os.path.join(d, "windows")):
         if "=" in line:
@@ -67,80 +105,133 @@ def main(d):
             windows.append((int(i), name))
     if not windows:
         raise SystemExit("report.py: no measured windows in %s/windows" % d)
-    res = {}
-    results = json.load(open(os.path.join(d, "results.json")))
-    if results["layouts_damaged"]:
-        raise SystemExit("report.py: %d layouts arrived damaged" % results["layouts_damaged"])
-    by_id = {w["id"]: w for w in results["windows"]}
+    inline = json.load(open(os.path.join(d, "results.json")))
+    path = os.path.join(d, "replay.json")
+    replay = json.load(open(path)) if os.path.exists(path) else inline
+    for r in (inline, replay):
+        if r["layouts_damaged"]:
+            raise SystemExit("report.py: %d layouts arrived damaged" % r["layouts_damaged"])
+        if r.get("on_mismatch"):
+            raise SystemExit("report.py: rodata=on's layout maps other RAM than the guest's "
+                             "(%d layouts)" % r["on_mismatch"])
+    # The replay must count what the plugin counted, model for model.
+    ib = {w["id"]: w for w in inline["windows"]}
+    agree = 0
+    for w in replay["windows"]:
+        for name in w["layouts"]:
+            plain = [m for m in w["layouts"][name]["models"] if m["variant"] == "base"
+                     and m["core"] == "neoverse-n1"]
+            want = ib[w["id"]]["layouts"][name]["models"]
+            if plain != want:
+                raise SystemExit("report.py: the replay of window %d (%s) differs from the plugin's"
+                                 % (w["id"], name))
+            agree += len(plain)
+    by_id = {w["id"]: w for w in replay["windows"]}
+    runs = {}
     for i, name in windows:
         if i not in by_id:
             raise SystemExit("report.py: no results for window %d (%s)" % (i, name))
-        res[name] = summarise(by_id[i])
+        runs.setdefault(name.rsplit(".", 1)[0], []).append((name, summarise(by_id[i])))
 
-    base_l2 = None
-    for name in res:
-        sizes = sorted(res[name]["layouts"]["full"]["by_l2"])
-        base_l2 = sizes[len(sizes) // 2]
-        break
-    md = ["# Kernel data-TLB misses, simulated (make bench-tlb)", "",
-          "A Neoverse N1's TLBs (scripts/bench/tlb/neoverse-n1.tsv), L2 TLB of %d entries; "
-          "per 1000 instructions of all vCPUs. walks: L2 TLB misses; L1: L1 data-TLB misses."
-          % base_l2, "",
-          "| workload | Minsns | " + " | ".join("%s walks" % n for n, _ in LAYOUTS) +
-          " | " + " | ".join("%s L1" % n for n, _ in LAYOUTS) + " | series vs full | series vs on |",
-          "|---|---:|" + "---:|" * 8]
-    for name in res:
-        r = res[name]
-        lw = {n: r["layouts"][n]["by_l2"][base_l2] for n, _ in LAYOUTS}
-        full, ser, on = (lw[n]["walk_mpki"] for n in ("full", "series", "on"))
-        md.append("| %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            name, r["insns"] / 1e6, fmt(full), fmt(ser), fmt(on),
-            fmt(lw["full"]["l1_mpki"]), fmt(lw["series"]["l1_mpki"]), fmt(lw["on"]["l1_mpki"]),
-            ("%+.1f%%" % (100.0 * (ser - full) / full)) if full else "-",
-            ("%+.1f%%" % (100.0 * (ser - on) / on)) if on else "-"))
-    # A model is not a measurement: the 28.5% fewer dTLB-load-misses:k
-    # on memcached was measured with perf on an AmpereOne with 256 GB. The
-    # model's figure is set beside it as a calibration, with what the two
-    # count differently; neither is a goal the other meets.
-    if "memcached" in res:
-        lw = {n: res["memcached"]["layouts"][n]["by_l2"][base_l2]["walk_mpki"] for n, _ in LAYOUTS}
-        red = 100.0 * (lw["full"] - lw["series"]) / lw["full"] if lw["full"] else 0.0
+    def series_of(wl, key, model="base", layout="series"):
+        return [r["models"][model][layout][key] for _, r in runs[wl]
+                if model in r["models"] and layout in r["models"][model]]
+
+    def red(wl, key, model="base", a="full", b="series"):
+        return med([change(r["models"][model][a][key], r["models"][model][b][key])
+                    for _, r in runs[wl] if model in r["models"]])
+
+    md = ["# Kernel TLB misses, simulated (make bench-tlb)", "",
+          "A Neoverse N1's TLBs (scripts/bench/tlb/neoverse-n1.tsv), warm from the first "
+          "layout on; figures per 1000 instructions of all vCPUs, median [min-max] over "
+          "the runs. dTLB:k and iTLB:k count what perf's dTLB-load-misses:k and "
+          "iTLB-load-misses:k count on arm64 (L1D_TLB_REFILL, L1I_TLB_REFILL) made by "
+          "kernel-mode instructions to any address; walks: second-level misses.", "",
+          "| workload | runs | Minsns | dTLB:k full | dTLB:k series | dTLB:k on | "
+          "series vs full | iTLB:k series vs full | walks series vs full | series vs on |",
+          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for wl in runs:
+        md.append("| %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s |" % (
+            wl, len(runs[wl]), statistics.median(r["insns"] for _, r in runs[wl]) / 1e6,
+            fmt(med(series_of(wl, "dtlb_k", layout="full"))),
+            fmt(med(series_of(wl, "dtlb_k"))), fmt(med(series_of(wl, "dtlb_k", layout="on"))),
+            fmt(red(wl, "dtlb_k"), True), fmt(red(wl, "itlb_k"), True),
+            fmt(red(wl, "walk_k"), True), fmt(red(wl, "dtlb_k", a="on"), True)))
+    md += ["", "Each replayed window's plain models equal the plugin's (%d models compared)." % agree]
+
+    md += ["", "## Where kernel-mode data refills go (series against full, median)", "",
+           "| workload | to the linear map | other kernel addresses | user addresses (copy_*_user) |",
+           "|---|---:|---:|---:|"]
+    for wl in runs:
+        cells = []
+        for c in KMODE:
+            f = med([r["models"]["base"]["full"]["by_class"][c] for _, r in runs[wl]])
+            s = med([r["models"]["base"]["series"]["by_class"][c] for _, r in runs[wl]])
+            cells.append("%s -> %s" % (fmt(f[0] if f else None), fmt(s[0] if s else None)))
+        md.append("| %s | %s |" % (wl, " | ".join(cells)))
+
+    # The unseen: DC ZVA stores have no memory callback. Each page the
+    # kernel clears is at most one more data refill (and walk) in any
+    # layout; the reduction lies between these bounds.
+    md += ["", "## Not seen: page clearing by DC ZVA (a bound, not a figure)", "",
+           "| workload | pages cleared (kernel) per 1000 insns | dTLB:k series vs full, "
+           "as modelled | if each costs full a refill and series none | if each costs both |",
+           "|---|---:|---:|---:|---:|"]
+    for wl in runs:
+        lo, hi, zs = [], [], []
+        for _, r in runs[wl]:
+            z = per_k(r["dc_zva"][1] * dcz / 4096.0, r["insns"])
+            f, s = (r["models"]["base"][n]["dtlb_k"] for n in ("full", "series"))
+            zs.append(z)
+            hi.append(change(f + z, s))
+            lo.append(change(f + z, s + z))
+        md.append("| %s | %s | %s | %s | %s |" % (wl, fmt(med(zs)), fmt(red(wl, "dtlb_k"), True),
+                                                   fmt(med(hi), True), fmt(med(lo), True)))
+
+    md += ["", "## Sensitivity (replayed): dTLB:k series vs full under each variant", "",
+           "| workload | " + " | ".join(k for k in sorted(next(iter(runs.values()))[0][1]["models"])) + " |",
+           "|---|" + "---:|" * len(next(iter(runs.values()))[0][1]["models"])]
+    keys = sorted(next(iter(runs.values()))[0][1]["models"])
+    for wl in runs:
+        md.append("| %s | %s |" % (wl, " | ".join(fmt(red(wl, "dtlb_k", k), True) for k in keys)))
+    md += ["", "base: the N1 as published; l2xN: its L2 TLB N times as large; coalesce4, "
+           "walk_cache, tlbi_va_l1, thp_user, end_layout: tlbmodel.h's variants; another "
+           "core's name: that core's published TLBs."]
+
+    if "memcached" in runs:
+        r = red("memcached", "dtlb_k")
         md += ["", "## Against the hardware measurement (memcached): a calibration", "",
-               "- model, series against unpatched rodata=full: %.1f%% fewer kernel walks; "
-               "measured (perf dTLB-load-misses:k, AmpereOne, 256 GB): 28.5%% fewer; "
-               "model / measurement: %.2f" % (red, red / 28.5),
-               "- not the same count: the model calls an access kernel by its address, "
-               "not by the privilege of the instruction (perf also counts the kernel's "
-               "accesses to user memory and its instruction-side walks, which the layout "
-               "does not change); its TLBs start empty in each window; the guest's "
-               "footprint (4 GiB, a small item set, its client inside the guest, a debug "
-               "kernel) is far below a server's; the modelled core is a Neoverse N1",
-               "- series against rodata=on (model against model): %.2f times its walks "
-               "(%.3g against %.3g)" % (lw["series"] / lw["on"] if lw["on"] else 0.0,
-                                         lw["series"], lw["on"])]
+               "The model is not a measurement: the one measurement is %.1f%% fewer "
+               "dTLB-load-misses:k (perf, memcached, AmpereOne, 256 GB). Model, median "
+               "[range] over %d runs:" % (HW, len(runs["memcached"])), "",
+               "| what is counted | series vs full |", "|---|---:|",
+               "| dTLB:k-like, L1 refills of kernel-mode accesses (perf's count) | %s |" % fmt(r, True),
+               "| ... of kernel-mode accesses to kernel addresses only | %s |"
+               % fmt(red("memcached", "dtlb_k_kaddr"), True),
+               "| walks of kernel-mode accesses (DTLB_WALK-like) | %s |" % fmt(red("memcached", "walk_k"), True),
+               "| walks to kernel addresses only (the old headline's count) | %s |"
+               % fmt(red("memcached", "walk_k_kaddr"), True),
+               "| iTLB:k-like | %s |" % fmt(red("memcached", "itlb_k"), True),
+               "| dTLB:k-like, layout as after the window (end_layout) | %s |"
+               % fmt(red("memcached", "dtlb_k", "end_layout"), True), ""]
+        fp = med([x[1]["footprint"].get("full") for x in runs["memcached"]])
+        md += ["Footprint: %s distinct linear-map pages per million instructions per vCPU "
+               "under rodata=full (the guest's, far below a 256 GB server's); the model's "
+               "dTLB:k rate is %s per 1000 instructions under rodata=full." %
+               (fmt(fp), fmt(med(series_of("memcached", "dtlb_k", layout="full"))))]
+        if r:
+            md += ["Model / measurement: %.2f (median)." % (-r[0] / HW)]
+
     md += ["", "## Distinct linear-map translations per million instructions", "",
-           "| workload | " + " | ".join(n for n, _ in LAYOUTS) + " | windows |", "|---|---:|---:|---:|---:|"]
-    for name in res:
-        L = res[name]["layouts"]
-        md.append("| %s | %s | %s | %s | %d |" % (
-            name, fmt(L["full"]["footprint"], 1), fmt(L["series"]["footprint"], 1),
-            fmt(L["on"]["footprint"], 1), L["full"]["fp_windows"]))
-    md += ["", "## Sensitivity: kernel walks per 1000 instructions by L2 TLB size", "",
-           "| workload | L2 entries | " + " | ".join(n for n, _ in LAYOUTS) + " | series vs full |",
-           "|---|---:|---:|---:|---:|---:|"]
-    for name in res:
-        L = res[name]["layouts"]
-        for size in sorted(L["full"]["by_l2"]):
-            f, s, o = (L[n]["by_l2"][size]["walk_mpki"] for n in ("full", "series", "on"))
-            md.append("| %s | %d | %s | %s | %s | %s |" % (
-                name, size, fmt(f), fmt(s), fmt(o),
-                ("%+.1f%%" % (100.0 * (s - f) / f)) if f else "-"))
-    # The model sees the layout each window starts with; the dump after
-    # it shows what the workload split meanwhile.
+           "| workload | " + " | ".join(n for n, _ in LAYOUTS) + " |", "|---|---:|---:|---:|"]
+    for wl in runs:
+        md.append("| %s | %s |" % (wl, " | ".join(
+            fmt(med([x[1]["footprint"].get(n) for x in runs[wl]])) for n, _ in LAYOUTS)))
+
     data = os.path.join(d, "traced.data")
     if os.path.exists(data):
-        md += ["", "## The linear map at each window's end (what the model did not see split)", "",
-               "| after | KiB mapped by PTEs | by contiguous PTEs | by blocks |", "|---|---:|---:|---:|"]
+        md += ["", "## The linear map after each window (the end_layout variant's)", "",
+               "| after | KiB by PTEs | by contiguous PTEs | by blocks |", "|---|---:|---:|---:|"]
         for _, name in windows:
             try:
                 ranges, _ = leaves(data, "tlb.layout." + name, 12)
@@ -150,46 +241,34 @@ def main(d):
             for a, b, shift, linear in ranges:
                 if linear:
                     by["pte" if shift == 12 else "cont" if shift == 16 else "block"] += (b - a) >> 10
-            res[name]["linear_kib_after"] = by
             md.append("| %s | %d | %d | %d |" % (name, by["pte"], by["cont"], by["block"]))
-    md += ["", "## Not modelled", "",
-           "| workload | DC ZVA, kernel | DC ZVA, user | TLBI by address | TLBI ASID | TLBI all |",
-           "|---|---:|---:|---:|---:|---:|"]
-    for name in res:
-        r = res[name]
-        md.append("| %s | %d | %d | %d | %d | %d |" % (
-            name, r["dc_zva"][1], r["dc_zva"][0], r["tlbi"][2], r["tlbi"][1], r["tlbi"][0]))
-    md += ["", "DC ZVA zeroes a block (a page's zeroing is 64 of them) with no memory "
-           "callback, so the model does not see those stores; TLBI by address is counted "
-           "only (ASID and all-entry invalidations are modelled)."]
     md += ["", "Layouts: " + "; ".join("%s: %s" % x for x in LAYOUTS) + "."]
     open(os.path.join(d, "report.md"), "w").write("\n".join(md) + "\n")
-    json.dump(res, open(os.path.join(d, "tlb.json"), "w"), indent=1, sort_keys=True)
+    json.dump({wl: [r for _, r in runs[wl]] for wl in runs},
+              open(os.path.join(d, "tlb.json"), "w"), indent=1, sort_keys=True)
 
-    # The chart: walks per 1000 instructions, a group of three per workload.
     dat = os.path.join(d, "tlb.dat")
     with open(dat, "w") as f:
-        for name in res:
-            L = res[name]["layouts"]
-            f.write("%s %s\n" % (name, " ".join(
-                "%.6f %.6f" % (L[n]["by_l2"][base_l2]["walk_mpki"],
-                               L[n]["by_l2"][base_l2]["l1_mpki"]) for n, _ in LAYOUTS)))
+        for wl in runs:
+            f.write("%s %s\n" % (wl, " ".join(
+                "%.6f %.6f" % (med(series_of(wl, "dtlb_k", layout=n))[0],
+                               med(series_of(wl, "itlb_k", layout=n))[0])
+                for n, _ in LAYOUTS)))
     gp = """set terminal pngcairo size 1200,480 noenhanced
 set output '%s'
-set multiplot layout 1,2 title 'Kernel data-TLB misses per 1000 instructions, simulated Neoverse N1 (L2 TLB %d entries)'
+set multiplot layout 1,2 title 'Kernel-mode TLB refills per 1000 instructions, simulated Neoverse N1 (median of the runs)'
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set yrange [0:*]
 set key below
 set grid ytics
-set title 'L1 data-TLB misses'
-plot '%s' using 3:xtic(1) title '%s', '' using 5 title '%s', '' using 7 title '%s'
-set title 'walks (L2 TLB misses)'
+set title 'dTLB:k (L1 data TLB refills)'
 plot '%s' using 2:xtic(1) title '%s', '' using 4 title '%s', '' using 6 title '%s'
+set title 'iTLB:k (L1 instruction TLB refills)'
+plot '%s' using 3:xtic(1) title '%s', '' using 5 title '%s', '' using 7 title '%s'
 unset multiplot
-""" % ((os.path.join(d, "tlb.png"), base_l2) +
-       (dat, LAYOUTS[0][1], LAYOUTS[1][1], LAYOUTS[2][1]) * 2)
+""" % ((os.path.join(d, "tlb.png"),) + (dat, LAYOUTS[0][1], LAYOUTS[1][1], LAYOUTS[2][1]) * 2)
     try:
         subprocess.run(["gnuplot"], input=gp.encode(), check=True)
     except (OSError, subprocess.CalledProcessError) as e:
@@ -199,6 +278,6 @@ unset multiplot
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         raise SystemExit(__doc__)
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) == 3 else 64))

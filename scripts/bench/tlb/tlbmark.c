@@ -8,7 +8,8 @@
  * user accesses to them.
  *
  * layout: the kernel's page tables, as /sys/kernel/debug/kernel_page_tables
- * shows them, sent as ranges of leaves of one size each.
+ * shows them, sent as ranges of leaves of one size each. dczid: prints the
+ * bytes one DC ZVA zeroes (the plugin cannot see those stores).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -98,6 +99,14 @@ int main(int argc, char **argv)
 	char *end;
 	void *p;
 
+	if (argc == 2 && !strcmp(argv[1], "dczid")) {
+		uint64_t dczid;
+
+		/* The bytes one DC ZVA zeroes (make bench-tlb's bound). */
+		asm volatile("mrs %0, dczid_el0" : "=r"(dczid));
+		printf("%u\n", 4U << (dczid & 0xf));
+		return 0;
+	}
 	if (argc == 2 && !strcmp(argv[1], "layout")) {
 		op = LM_MARK_LAYOUT;
 	} else if (argc == 3 && !strcmp(argv[1], "start")) {
@@ -105,7 +114,7 @@ int main(int argc, char **argv)
 	} else if (argc == 3 && !strcmp(argv[1], "stop")) {
 		op = LM_MARK_STOP;
 	} else {
-		fprintf(stderr, "usage: tlbmark start|stop ID (ID 0 to 255) | tlbmark layout\n");
+		fprintf(stderr, "usage: tlbmark start|stop ID (ID 0 to 255) | tlbmark layout | tlbmark dczid\n");
 		return 2;
 	}
 	if (op != LM_MARK_LAYOUT) {

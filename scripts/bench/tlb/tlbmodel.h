@@ -1,28 +1,43 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The TLB model, shared by the tlbtrace plugin (which runs it on the
- * guest's accesses as they happen) and tlbsim (its self-test).
+ * guest's accesses as they happen) and tlbsim (which replays a recording
+ * of them, and tests the model).
  *
  * Per vCPU: a first-level data TLB and a first-level instruction TLB,
  * both fully associative, and a unified second-level TLB, set
- * associative, each with true LRU replacement and the page sizes the
- * parameter table gives (neoverse-n1.tsv). A leaf (a page, a contiguous
- * range, a block) takes one entry of the largest size the level supports
- * that does not exceed the leaf. A first-level miss looks up the second
- * level; a second-level miss is a walk, and fills both. User addresses
- * are translated by base pages and carry no ASID; kernel entries are
- * global. TLBI VMALLE1 empties a vCPU's TLBs, ASIDE1 their user entries
- * (all of them: the model has no ASIDs); the broadcast forms do it on
- * every vCPU. Invalidation by address is counted, not modelled.
+ * associative, each with true LRU replacement and the page sizes a
+ * core's parameter table gives (neoverse-n1.tsv). A leaf (a page, a
+ * contiguous range, a block) takes one entry of the largest size the
+ * level supports that does not exceed the leaf. A first-level miss (a
+ * refill: what perf's dTLB-load-misses and iTLB-load-misses count on
+ * arm64, L1D_TLB_REFILL and L1I_TLB_REFILL) looks up the second level; a
+ * second-level miss is a walk, and fills both. User addresses carry no
+ * ASID; kernel entries are global. TLBI VMALLE1 empties a vCPU's TLBs,
+ * ASIDE1 their user entries; the broadcast forms do it on every vCPU.
  *
- * One model per layout of the kernel's page tables and per size of the
- * second-level TLB see the same accesses. A layout: the linear map's
- * range and sorted ranges, each mapped by leaves of 1 << shift bytes; a
- * kernel address no range covers is taken as a base page. Results: JSON,
- * one object per measured window.
+ * The model runs from the first layout the guest sends to the end, so a
+ * window starts with whatever the TLBs hold; a window's figures are the
+ * counts at its stop less those at its start. Accesses are classed by
+ * the exception level of the instruction that makes them, as perf's :k
+ * and :u are, and kernel-mode ones by where they go: the linear map,
+ * other kernel addresses, user addresses.
+ *
+ * Several models see the same accesses: one per layout of the kernel's
+ * page tables, per core, per size of the second-level TLB and per
+ * variant (the sensitivity of the result to what the model leaves out):
+ *   coalesce4   the L2 holds four contiguous 4K linear-map pages in one
+ *               entry (the Cortex-A76/N1 L2 TLB can coalesce them)
+ *   walk_cache  each walk also takes an L2 entry for the table above the
+ *               leaf (the N1's L2 holds walk entries too)
+ *   tlbi_va_l1  a TLBI by address empties the L1 TLBs (of every vCPU if
+ *               broadcast); otherwise it is counted only
+ *   thp_user    user data pages are 2 MiB leaves, not 4 KiB
+ *   end_layout  a window runs on the layout the guest sends after it
+ *               (what the workload split), not the one before it
  *
  * Longer than 400 lines: one model, in one header so that the plugin and
- * its self-test run the same code.
+ * its replay run the same code.
  */
 #ifndef LINMAP_TLBMODEL_H
 #define LINMAP_TLBMODEL_H
@@ -35,8 +50,8 @@
 #include "tlbtrace.h"
 
 #define MAX_SIZES	8
-#define MAX_LAYOUTS	4
-#define MAX_SCALES	4
+#define NR_LAYOUTS	3
+#define MAX_MODELS	40
 #define FP_WINDOW	1000000ULL	/* footprint per million instructions */
 #define FP_BITS		18
 
@@ -50,9 +65,12 @@ struct level {
 };
 
 struct entry {
-	uint64_t tag;		/* (va >> shift) << 7 | global << 6 | shift */
+	uint64_t tag;		/* vpn << 8 | walk << 7 | global << 6 | shift */
 	uint64_t used;		/* LRU stamp; 0: invalid */
 };
+
+#define TAG_GLOBAL	(1 << 6)
+#define TAG_WALK	(1 << 7)
 
 struct tlb {
 	const struct level *lv;
@@ -70,23 +88,33 @@ static inline unsigned int splinter(const struct level *lv, unsigned int shift)
 	return s;
 }
 
+static inline void die(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "tlb model: ");
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	exit(2);
+}
+
 static inline void tlb_init(struct tlb *t, const struct level *lv)
 {
 	t->lv = lv;
 	t->e = calloc((size_t)lv->entries, sizeof(*t->e));
 	t->clock = 0;
-	if (!t->e) {
-		perror("tlb model");
-		exit(2);
-	}
+	if (!t->e)
+		die("out of memory%s", "");
 }
 
-/* Look up, and fill on a miss. True on a hit. */
-static inline int tlb_access(struct tlb *t, uint64_t va, unsigned int leaf, int global)
+/*
+ * Look up the entry of size 1 << @s (already splintered) for @va, and
+ * fill it on a miss. @kind: TAG_GLOBAL for a kernel entry, | TAG_WALK
+ * for a walk-cache entry. True on a hit.
+ */
+static inline int tlb_lookup(struct tlb *t, uint64_t va, unsigned int s, unsigned int kind)
 {
-	unsigned int s = splinter(t->lv, leaf), w, victim = 0;
-	uint64_t vpn = va >> s, tag = vpn << 7 | (uint64_t)global << 6 | s;
+	uint64_t vpn = va >> s, tag = vpn << 8 | kind | s;
 	struct entry *set = &t->e[(vpn % t->lv->sets) * t->lv->ways];
+	unsigned int w, victim = 0;
 
 	t->clock++;
 	for (w = 0; w < t->lv->ways; w++) {
@@ -103,12 +131,17 @@ static inline int tlb_access(struct tlb *t, uint64_t va, unsigned int leaf, int 
 	return 0;
 }
 
+static inline int tlb_access(struct tlb *t, uint64_t va, unsigned int leaf, int global)
+{
+	return tlb_lookup(t, va, splinter(t->lv, leaf), global ? TAG_GLOBAL : 0);
+}
+
 static inline void tlb_flush(struct tlb *t, int user_only)
 {
 	unsigned int i;
 
 	for (i = 0; i < t->lv->entries; i++)
-		if (!user_only || !(t->e[i].tag & 1 << 6))
+		if (!user_only || !(t->e[i].tag & TAG_GLOBAL))
 			t->e[i].used = 0;
 }
 
@@ -152,12 +185,15 @@ static inline unsigned int leaf_shift(const struct layout *l, uint64_t va)
 	return base_shift;
 }
 
-static inline void die(const char *fmt, const char *arg)
+static inline void range_push(struct range **r, size_t *n, size_t *cap, struct range x)
 {
-	fprintf(stderr, "tlb model: ");
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	exit(2);
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 1024;
+		*r = realloc(*r, *cap * sizeof(**r));
+		if (!*r)
+			die("out of memory for a layout%s", "");
+	}
+	(*r)[(*n)++] = x;
 }
 
 static inline void layout_load(struct layout *l, const char *name, const char *path)
@@ -185,35 +221,216 @@ static inline void layout_load(struct layout *l, const char *name, const char *p
 		r = (struct range){ a, b, s };
 		if (!range_valid(l->n ? &l->r[l->n - 1] : NULL, &r))
 			die("bad or unsorted line in layout %s", path);
-		if (l->n == cap) {
-			cap = cap ? cap * 2 : 1024;
-			l->r = realloc(l->r, cap * sizeof(*l->r));
-			if (!l->r)
-				die("out of memory for %s", path);
-		}
-		l->r[l->n++] = r;
+		range_push(&l->r, &l->n, &cap, r);
 	}
 	fclose(f);
 	if (!l->lin_end)
 		die("layout %s has no 'linear START END' line", path);
 }
 
-/* ---- the replay -------------------------------------------------------- */
+/* A layout as the guest sends it: ranges, and which are the linear map. */
+struct rx_layout {
+	struct range *r;
+	unsigned char *linear;
+	size_t n;
+};
 
-enum { C_KLIN, C_KOTHER, C_USER, NR_CLASSES };
-static const char *const class_name[] = { "kernel_linear", "kernel_other", "user" };
+/* Sorted, each range non-empty with a shift a leaf can have, some linear. */
+static inline int rx_valid(const struct rx_layout *x)
+{
+	int linear = 0;
+	size_t i;
+
+	for (i = 0; i < x->n; i++) {
+		if (!range_valid(i ? &x->r[i - 1] : NULL, &x->r[i]))
+			return 0;
+		linear |= x->linear[i];
+	}
+	return linear;
+}
+
+static inline uint64_t linear_bytes(const struct range *r, size_t n, uint64_t a, uint64_t b)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (r[i].start >= a && r[i].end <= b)
+			sum += r[i].end - r[i].start;
+	return sum;
+}
+
+/*
+ * The three layouts from one the guest sent: "full", every linear-map
+ * page a PTE (unpatched rodata=full); "series", as sent; "on", the
+ * linear map of @on (a rodata=on boot's, NULL for none) and the rest as
+ * sent. Returns the bytes of the linear map @on maps, to be checked
+ * against what the guest's own maps (the same RAM must be mapped).
+ */
+static inline uint64_t build_layouts(struct layout *out, const struct rx_layout *x,
+				     const struct layout *on, uint64_t *lin_bytes)
+{
+	uint64_t ls = ~0ULL, le = 0, on_bytes = 0;
+	size_t i, nf = 0, ns = 0, no = 0, cf = 0, cs = 0, co = 0;
+	struct range *full = NULL, *ser = NULL, *onr = NULL;
+
+	for (i = 0; i < x->n; i++) {
+		struct range r = x->r[i];
+
+		range_push(&ser, &ns, &cs, r);
+		if (x->linear[i]) {
+			ls = r.start < ls ? r.start : ls;
+			le = r.end > le ? r.end : le;
+			r.shift = base_shift;
+		} else {
+			range_push(&onr, &no, &co, r);
+		}
+		range_push(&full, &nf, &cf, r);
+	}
+	*lin_bytes = linear_bytes(x->r, x->n, ls, le);
+	if (on) {
+		for (i = 0; i < on->n; i++) {
+			if (on->r[i].start >= on->lin_start && on->r[i].end <= on->lin_end) {
+				range_push(&onr, &no, &co, on->r[i]);
+				on_bytes += on->r[i].end - on->r[i].start;
+			}
+		}
+	}
+	for (i = 0; i < NR_LAYOUTS; i++) {
+		struct range *r = i == 0 ? full : i == 1 ? ser : onr;
+		size_t n = i == 0 ? nf : i == 1 ? ns : no;
+		size_t a, b;
+
+		/* "on" merges two lists: sort it (the others are sorted). */
+		for (a = 1; i == 2 && a < n; a++) {
+			struct range k = r[a];
+
+			for (b = a; b > 0 && r[b - 1].start > k.start; b--)
+				r[b] = r[b - 1];
+			r[b] = k;
+		}
+		free(out[i].r);
+		out[i].r = r;
+		out[i].n = n;
+		out[i].lin_start = ls;
+		out[i].lin_end = le;
+	}
+	return on_bytes;
+}
+
+/* ---- cores ------------------------------------------------------------- */
+
+struct core {
+	char name[32];
+	struct level l1d, l1i, l2;
+};
+
+static inline unsigned int parse_size(const char *t)
+{
+	char *end;
+	unsigned long v = strtoul(t, &end, 10), shift = 0;
+
+	if (*end == 'K')
+		v <<= 10;
+	else if (*end == 'M')
+		v <<= 20;
+	else if (*end == 'G')
+		v <<= 30;
+	else if (*end)
+		die("bad page size '%s'", t);
+	if (!v || v & (v - 1))
+		die("page size '%s' is not a power of two", t);
+	while (v >>= 1)
+		shift++;
+	return shift;
+}
+
+/* A core's TLBs from its parameter table (neoverse-n1.tsv). */
+static inline void core_load(struct core *c, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[256], name[8], sizes[128];
+	const char *base = strrchr(path, '/');
+	unsigned int entries, ways, seen = 0;
+
+	if (!f)
+		die("cannot read parameters %s", path);
+	snprintf(c->name, sizeof(c->name), "%s", base ? base + 1 : path);
+	if (strchr(c->name, '.'))
+		*strchr(c->name, '.') = 0;
+	while (fgets(line, sizeof(line), f)) {
+		struct level *lv;
+		char *tok, *save;
+
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "%7s %u %u %127s", name, &entries, &ways, sizes) != 4)
+			die("bad line in %s", path);
+		if (!strcmp(name, "l1d"))
+			lv = &c->l1d;
+		else if (!strcmp(name, "l1i"))
+			lv = &c->l1i;
+		else if (!strcmp(name, "l2"))
+			lv = &c->l2;
+		else
+			die("unknown TLB '%s' (l1d, l1i, l2)", name);
+		if (!ways || !entries || entries % ways)
+			die("%s: entries must be a multiple of ways", name);
+		lv->entries = entries;
+		lv->ways = ways;
+		lv->sets = entries / ways;
+		lv->nsizes = 0;
+		for (tok = strtok_r(sizes, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save)) {
+			if (lv->nsizes == MAX_SIZES)
+				die("%s: too many page sizes", name);
+			lv->shifts[lv->nsizes++] = parse_size(tok);
+			if (lv->nsizes > 1 &&
+			    lv->shifts[lv->nsizes - 1] <= lv->shifts[lv->nsizes - 2])
+				die("%s: page sizes must be ascending", name);
+		}
+		seen |= lv == &c->l1d ? 1 : lv == &c->l1i ? 2 : 4;
+	}
+	fclose(f);
+	if (seen != 7)
+		die("%s must give l1d, l1i and l2", path);
+	/* The trace filter (tlbtrace.h) is exact only for these. */
+	if (c->l1d.sets != 1 || c->l1i.sets != 1)
+		die("%s: the first-level TLBs must be fully associative", path);
+}
+
+/* ---- the models -------------------------------------------------------- */
+
+enum { C_KLIN, C_KOTHER, C_KUSER, C_USER, NR_CLASSES };
+static const char *const class_name[] = {
+	"kernel_linear", "kernel_other", "kernel_to_user", "user",
+};
+
+enum {
+	V_COALESCE = 1, V_WALKCACHE = 2, V_TLBI_VA = 4, V_THP = 8, V_END_LAYOUT = 16,
+	V_NR = 5,
+};
+static const char *const variant_name[] = {
+	"coalesce4", "walk_cache", "tlbi_va_l1", "thp_user", "end_layout",
+};
+/* Variants that change what the first level holds: their own L1s. */
+#define V_L1		(V_TLBI_VA | V_THP | V_END_LAYOUT)
 
 struct stats {
 	uint64_t daccess[NR_CLASSES], dmiss[NR_CLASSES], dwalk[NR_CLASSES];
-	uint64_t iaccess[2], imiss[2], iwalk[2];
+	uint64_t iaccess[2], imiss[2], iwalk[2];	/* [0] user, [1] kernel */
 };
 
 struct model {
-	const struct layout *l;
+	unsigned int layout;	/* index into sim.lay */
+	const struct core *core;
 	double scale;
+	unsigned int variant;
 	struct level l2;
 	struct tlb *l1d, *l1i, *tl2;	/* per vCPU */
-	struct stats st;
+	unsigned int l1_owner;		/* the model whose L1s these are */
+	int hit;			/* the owner's last first-level result */
+	struct stats st, snap;
 };
 
 struct footprint {		/* per layout, per vCPU */
@@ -221,85 +438,126 @@ struct footprint {		/* per layout, per vCPU */
 	uint64_t gen, insns, windows, distinct, current;
 };
 
+struct counters {
+	uint64_t kinsns, uinsns, records, tlbi[3], zva[2];
+};
+
 struct sim {
-	struct level l1d, l1i, l2;
 	unsigned int vcpus;
-	struct model m[MAX_LAYOUTS * MAX_SCALES];
-	unsigned int nmodels, nlayouts, nscales;
-	struct layout *layouts;
-	struct footprint *fp;	/* [layout][vcpu] */
-	uint64_t kinsns, uinsns, records, tlbi[3];
-	uint64_t zva[2];	/* DC ZVA run, user and kernel: not modelled */
+	struct model m[MAX_MODELS];
+	unsigned int nmodels;
+	struct layout lay[NR_LAYOUTS];		/* as sent */
+	struct layout end[NR_LAYOUTS];		/* end_layout models, in a window */
+	int have_end;
+	unsigned int nlayouts;			/* 2, or 3 with "on" */
+	const struct layout *on;		/* rodata=on's, or NULL */
+	uint64_t lin_bytes, on_bytes;		/* of the last layout */
+	uint64_t on_mismatch;			/* layouts whose RAM "on" did not map */
+	struct footprint *fp;			/* [layout][vcpu] */
+	struct counters c, csnap;
+	uint64_t layouts_seen;
 	FILE *out;		/* the results */
+	int active;		/* a layout has arrived: the model runs */
 	int in_window;
 	unsigned int window_id;
 	int windows_out;
 };
 
-static inline void model_reset(struct sim *s, struct model *m)
+static const char *const layout_name[NR_LAYOUTS] = { "full", "series", "on" };
+
+/*
+ * Add a model. Models with the same layout, core and first-level
+ * variants share their first-level TLBs, which are looked up once (by
+ * the first of them) for all.
+ */
+static inline void sim_add(struct sim *s, unsigned int layout, const struct core *core,
+			   double scale, unsigned int variant)
 {
-	unsigned int c;
+	struct model *m = &s->m[s->nmodels];
+	unsigned int i, c;
 
-	for (c = 0; c < s->vcpus; c++) {
-		tlb_flush(&m->l1d[c], 0);
-		tlb_flush(&m->l1i[c], 0);
-		tlb_flush(&m->tl2[c], 0);
-	}
-	memset(&m->st, 0, sizeof(m->st));
-}
+	if (s->nmodels == MAX_MODELS)
+		die("too many models%s", "");
+	memset(m, 0, sizeof(*m));
+	m->layout = layout;
+	m->core = core;
+	m->scale = scale;
+	m->variant = variant;
+	m->l2 = core->l2;
+	m->l2.sets = (unsigned int)(core->l2.sets * scale + 0.5);
+	if (!m->l2.sets)
+		m->l2.sets = 1;
+	m->l2.entries = m->l2.sets * m->l2.ways;
+	m->tl2 = calloc(s->vcpus, sizeof(struct tlb));
+	if (!m->tl2)
+		die("out of memory%s", "");
+	for (c = 0; c < s->vcpus; c++)
+		tlb_init(&m->tl2[c], &m->l2);
+	m->l1_owner = s->nmodels;
+	for (i = 0; i < s->nmodels; i++) {
+		const struct model *o = &s->m[i];
 
-static inline void sim_init(struct sim *s, unsigned int vcpus, struct layout *layouts,
-		     unsigned int nlayouts, const double *scales,
-		     unsigned int nscales)
-{
-	unsigned int i, j, c;
-
-	s->vcpus = vcpus;
-	s->layouts = layouts;
-	s->nlayouts = nlayouts;
-	s->nscales = nscales;
-	s->nmodels = 0;
-	for (i = 0; i < nlayouts; i++) {
-		for (j = 0; j < nscales; j++) {
-			struct model *m = &s->m[s->nmodels++];
-
-			m->l = &layouts[i];
-			m->scale = scales[j];
-			m->l2 = s->l2;
-			m->l2.sets = (unsigned int)(s->l2.sets * scales[j] + 0.5);
-			if (!m->l2.sets)
-				m->l2.sets = 1;
-			m->l2.entries = m->l2.sets * m->l2.ways;
-			m->tl2 = calloc(vcpus, sizeof(struct tlb));
-			if (!m->tl2)
-				die("out of memory%s", "");
-			for (c = 0; c < vcpus; c++)
-				tlb_init(&m->tl2[c], &m->l2);
-			/*
-			 * The first level does not depend on the second: the
-			 * models of one layout share theirs, looked up once.
-			 */
-			if (j) {
-				m->l1d = s->m[s->nmodels - 1 - j].l1d;
-				m->l1i = s->m[s->nmodels - 1 - j].l1i;
-				continue;
-			}
-			m->l1d = calloc(vcpus, sizeof(struct tlb));
-			m->l1i = calloc(vcpus, sizeof(struct tlb));
-			if (!m->l1d || !m->l1i)
-				die("out of memory%s", "");
-			for (c = 0; c < vcpus; c++) {
-				tlb_init(&m->l1d[c], &s->l1d);
-				tlb_init(&m->l1i[c], &s->l1i);
-			}
+		if (o->layout == layout && o->core == core &&
+		    (o->variant & V_L1) == (variant & V_L1) && o->l1_owner == i) {
+			m->l1_owner = i;
+			m->l1d = o->l1d;
+			m->l1i = o->l1i;
+			break;
 		}
 	}
-	s->fp = calloc((size_t)nlayouts * vcpus, sizeof(*s->fp));
-	for (i = 0; s->fp && i < nlayouts * vcpus; i++) {
+	if (m->l1_owner == s->nmodels) {
+		m->l1d = calloc(s->vcpus, sizeof(struct tlb));
+		m->l1i = calloc(s->vcpus, sizeof(struct tlb));
+		if (!m->l1d || !m->l1i)
+			die("out of memory%s", "");
+		for (c = 0; c < s->vcpus; c++) {
+			tlb_init(&m->l1d[c], &core->l1d);
+			tlb_init(&m->l1i[c], &core->l1i);
+		}
+	}
+	s->nmodels++;
+}
+
+/* Before the models are added; @on: rodata=on's layout, or NULL. */
+static inline void sim_init(struct sim *s, unsigned int vcpus, const struct layout *on)
+{
+	unsigned int i;
+
+	s->vcpus = vcpus;
+	s->nmodels = 0;
+	s->on = on;
+	s->nlayouts = on ? 3 : 2;
+	for (i = 0; i < NR_LAYOUTS; i++) {
+		snprintf(s->lay[i].name, sizeof(s->lay[i].name), "%s", layout_name[i]);
+		s->end[i] = s->lay[i];
+	}
+	s->fp = calloc((size_t)NR_LAYOUTS * vcpus, sizeof(*s->fp));
+	for (i = 0; s->fp && i < NR_LAYOUTS * vcpus; i++) {
 		s->fp[i].set = calloc(1 << FP_BITS, sizeof(uint64_t));
+		s->fp[i].gen = 1;
 		if (!s->fp[i].set)
 			die("out of memory%s", "");
 	}
+	if (!s->fp)
+		die("out of memory%s", "");
+}
+
+/* The models make_bench-tlb runs inline: every layout, the L2 at three sizes. */
+static inline void sim_add_inline(struct sim *s, const struct core *core)
+{
+	static const double scales[] = { 0.5, 1, 2 };
+	unsigned int l, j;
+
+	for (l = 0; l < s->nlayouts; l++)
+		for (j = 0; j < 3; j++)
+			sim_add(s, l, core, scales[j], 0);
+}
+
+static inline const struct layout *model_layout(const struct sim *s, const struct model *m)
+{
+	if ((m->variant & V_END_LAYOUT) && s->in_window && s->have_end)
+		return &s->end[m->layout];
+	return &s->lay[m->layout];
 }
 
 /* Distinct linear-map leaves per window of FP_WINDOW instructions. */
@@ -336,69 +594,124 @@ static inline void fp_insns(struct footprint *f, uint64_t n)
 	}
 }
 
-static inline void do_data(struct sim *s, unsigned int cpu, uint64_t va)
+/*
+ * A second-level lookup of a leaf of 1 << @shift bytes; true on a hit.
+ * Under walk_cache a walk also looks up, and fills, the entry of the
+ * table above the leaf; under coalesce4 four contiguous 4K pages of the
+ * linear map share an entry.
+ */
+static inline int l2_access(struct model *m, unsigned int cpu, uint64_t va,
+			    unsigned int shift, int global, int linear)
 {
-	int user = !(va >> 63), c = C_USER, hit = 0;
-	unsigned int i, shift = base_shift;
+	struct tlb *t = &m->tl2[cpu];
+	unsigned int s = splinter(t->lv, shift), kind = global ? TAG_GLOBAL : 0;
+
+	if ((m->variant & V_COALESCE) && linear && shift == 12)
+		s = 14;
+	if (tlb_lookup(t, va, s, kind))
+		return 1;
+	if ((m->variant & V_WALKCACHE) && shift < 30)
+		tlb_lookup(t, va, shift < 21 ? 21 : 30, kind | TAG_WALK);
+	return 0;
+}
+
+/* A data access by @kernel mode (the instruction's exception level). */
+static inline void do_data(struct sim *s, unsigned int cpu, uint64_t va, int kernel)
+{
+	int kaddr = va >> 63;
+	unsigned int i;
 
 	for (i = 0; i < s->nmodels; i++) {
 		struct model *m = &s->m[i];
+		const struct layout *l = model_layout(s, m);
+		unsigned int shift = kaddr ? leaf_shift(l, va) : base_shift;
+		int linear = kaddr && va >= l->lin_start && va < l->lin_end;
+		int c = !kernel ? C_USER : !kaddr ? C_KUSER : linear ? C_KLIN : C_KOTHER;
 
-		if (i % s->nscales == 0) {
-			if (!user) {
-				shift = leaf_shift(m->l, va);
-				c = va >= m->l->lin_start && va < m->l->lin_end ?
-					C_KLIN : C_KOTHER;
-			}
-			hit = tlb_access(&m->l1d[cpu], va, shift, !user);
-			if (c == C_KLIN)
-				fp_touch(&s->fp[(i / s->nscales) * s->vcpus + cpu],
+		if (!kaddr && (m->variant & V_THP))
+			shift = 21;
+		if (m->l1_owner == i) {
+			m->hit = tlb_access(&m->l1d[cpu], va, shift, kaddr);
+			/* Once per layout: its first core's plain L1s. */
+			if (linear && !(m->variant & V_L1) && m->core == s->m[0].core)
+				fp_touch(&s->fp[m->layout * s->vcpus + cpu],
 					 (va >> shift) << 6 | shift);
 		}
 		m->st.daccess[c]++;
-		if (hit)
+		if (s->m[m->l1_owner].hit)
 			continue;
 		m->st.dmiss[c]++;
-		if (!tlb_access(&m->tl2[cpu], va, shift, !user))
+		if (!l2_access(m, cpu, va, shift, kaddr, linear))
 			m->st.dwalk[c]++;
 	}
 }
 
+/* Instructions fetched from @va's page: the page says the mode. */
 static inline void do_insn(struct sim *s, unsigned int cpu, uint64_t va)
 {
-	int user = !(va >> 63), hit = 0;
-	unsigned int i, shift = base_shift;
+	int kernel = va >> 63;
+	unsigned int i;
 
 	for (i = 0; i < s->nmodels; i++) {
 		struct model *m = &s->m[i];
+		const struct layout *l = model_layout(s, m);
+		unsigned int shift = kernel ? leaf_shift(l, va) : base_shift;
+		int linear = kernel && va >= l->lin_start && va < l->lin_end;
 
-		if (i % s->nscales == 0) {
-			if (!user)
-				shift = leaf_shift(m->l, va);
-			hit = tlb_access(&m->l1i[cpu], va, shift, !user);
-		}
-		m->st.iaccess[!user]++;
-		if (hit)
+		if (m->l1_owner == i)
+			m->hit = tlb_access(&m->l1i[cpu], va, shift, kernel);
+		m->st.iaccess[kernel]++;
+		if (s->m[m->l1_owner].hit)
 			continue;
-		m->st.imiss[!user]++;
-		if (!tlb_access(&m->tl2[cpu], va, shift, !user))
-			m->st.iwalk[!user]++;
+		m->st.imiss[kernel]++;
+		if (!l2_access(m, cpu, va, shift, kernel, linear))
+			m->st.iwalk[kernel]++;
 	}
 }
 
-static inline void do_flush(struct sim *s, unsigned int cpu, int bcast, int user_only)
+/* @what: 0 all entries, 1 user entries, 2 by address (the L1s, tlbi_va_l1). */
+static inline void do_flush(struct sim *s, unsigned int cpu, int bcast, int what)
 {
 	unsigned int i, c;
 
 	for (i = 0; i < s->nmodels; i++) {
+		struct model *m = &s->m[i];
+
+		if (what == 2 && !(m->variant & V_TLBI_VA))
+			continue;
 		for (c = 0; c < s->vcpus; c++) {
 			if (!bcast && c != cpu)
 				continue;
-			tlb_flush(&s->m[i].l1d[c], user_only);
-			tlb_flush(&s->m[i].l1i[c], user_only);
-			tlb_flush(&s->m[i].tl2[c], user_only);
+			if (m->l1_owner == i) {
+				tlb_flush(&m->l1d[c], what == 1);
+				tlb_flush(&m->l1i[c], what == 1);
+			}
+			if (what != 2)
+				tlb_flush(&m->tl2[c], what == 1);
 		}
 	}
+}
+
+/* A layout the guest sent: the models use it from here on. */
+static inline void sim_layout(struct sim *s, const struct rx_layout *x)
+{
+	uint64_t lb;
+
+	s->on_bytes = build_layouts(s->lay, x, s->on, &lb);
+	s->lin_bytes = lb;
+	if (s->on && s->on_bytes != lb)
+		s->on_mismatch++;
+	s->layouts_seen++;
+	s->active = 1;
+}
+
+/* The layout the end_layout models use for the next window. */
+static inline void sim_end_layout(struct sim *s, const struct rx_layout *x)
+{
+	uint64_t lb;
+
+	build_layouts(s->end, x, s->on, &lb);
+	s->have_end = 1;
 }
 
 static inline void window_start(struct sim *s, unsigned int id)
@@ -406,22 +719,22 @@ static inline void window_start(struct sim *s, unsigned int id)
 	unsigned int i;
 
 	for (i = 0; i < s->nmodels; i++)
-		model_reset(s, &s->m[i]);
-	for (i = 0; i < s->nlayouts * s->vcpus; i++) {
+		s->m[i].snap = s->m[i].st;
+	for (i = 0; i < NR_LAYOUTS * s->vcpus; i++) {
 		struct footprint *f = &s->fp[i];
 
-		memset(f->set, 0, sizeof(uint64_t) << FP_BITS);
-		f->gen = 1;
 		f->insns = f->windows = f->distinct = f->current = 0;
+		if (!(++f->gen & 0xffff)) {
+			memset(f->set, 0, sizeof(uint64_t) << FP_BITS);
+			f->gen++;
+		}
 	}
-	s->kinsns = s->uinsns = s->records = 0;
-	memset(s->tlbi, 0, sizeof(s->tlbi));
-	memset(s->zva, 0, sizeof(s->zva));
+	s->csnap = s->c;
 	s->in_window = 1;
 	s->window_id = id;
 }
 
-static inline void print_stats(FILE *o, const struct stats *st)
+static inline void print_stats(FILE *o, const struct stats *st, const struct stats *b)
 {
 	int c;
 
@@ -429,50 +742,71 @@ static inline void print_stats(FILE *o, const struct stats *st)
 	for (c = 0; c < NR_CLASSES; c++)
 		fprintf(o, "%s\"%s\": {\"access\": %llu, \"l1_miss\": %llu, \"walk\": %llu}",
 		       c ? ", " : "", class_name[c],
-		       (unsigned long long)st->daccess[c],
-		       (unsigned long long)st->dmiss[c],
-		       (unsigned long long)st->dwalk[c]);
+		       (unsigned long long)(st->daccess[c] - b->daccess[c]),
+		       (unsigned long long)(st->dmiss[c] - b->dmiss[c]),
+		       (unsigned long long)(st->dwalk[c] - b->dwalk[c]));
 	for (c = 0; c < 2; c++)
 		fprintf(o, ", \"%s\": {\"access\": %llu, \"l1_miss\": %llu, \"walk\": %llu}",
 		       c ? "insn_kernel" : "insn_user",
-		       (unsigned long long)st->iaccess[c],
-		       (unsigned long long)st->imiss[c],
-		       (unsigned long long)st->iwalk[c]);
+		       (unsigned long long)(st->iaccess[c] - b->iaccess[c]),
+		       (unsigned long long)(st->imiss[c] - b->imiss[c]),
+		       (unsigned long long)(st->iwalk[c] - b->iwalk[c]));
 	fprintf(o, "}");
+}
+
+static inline void print_variant(FILE *o, unsigned int v)
+{
+	int i, n = 0;
+
+	fputc('"', o);
+	for (i = 0; i < V_NR; i++)
+		if (v & 1 << i)
+			fprintf(o, "%s%s", n++ ? "+" : "", variant_name[i]);
+	fprintf(o, "%s\"", n ? "" : "base");
 }
 
 static inline void window_stop(struct sim *s)
 {
-	unsigned int i, j, c, n;
+	const struct counters *c = &s->c, *b = &s->csnap;
+	unsigned int i, j, v, n;
 	FILE *o = s->out;
 
 	fprintf(o, "%s\n  {\"id\": %u, \"insns_kernel\": %llu, \"insns_user\": %llu, "
 	       "\"records\": %llu, \"tlbi_all\": %llu, \"tlbi_user\": %llu, "
-	       "\"tlbi_va\": %llu, \"dc_zva_user\": %llu, \"dc_zva_kernel\": %llu,\n   \"layouts\": {",
-	       s->windows_out ? "," : "",
-	       s->window_id, (unsigned long long)s->kinsns,
-	       (unsigned long long)s->uinsns, (unsigned long long)s->records,
-	       (unsigned long long)s->tlbi[0], (unsigned long long)s->tlbi[1],
-	       (unsigned long long)s->tlbi[2], (unsigned long long)s->zva[0],
-	       (unsigned long long)s->zva[1]);
+	       "\"tlbi_va\": %llu, \"dc_zva_user\": %llu, \"dc_zva_kernel\": %llu, "
+	       "\"linear_bytes\": %llu, \"on_linear_bytes\": %llu, \"end_layout\": %d,\n   \"layouts\": {",
+	       s->windows_out ? "," : "", s->window_id,
+	       (unsigned long long)(c->kinsns - b->kinsns),
+	       (unsigned long long)(c->uinsns - b->uinsns),
+	       (unsigned long long)(c->records - b->records),
+	       (unsigned long long)(c->tlbi[0] - b->tlbi[0]),
+	       (unsigned long long)(c->tlbi[1] - b->tlbi[1]),
+	       (unsigned long long)(c->tlbi[2] - b->tlbi[2]),
+	       (unsigned long long)(c->zva[0] - b->zva[0]),
+	       (unsigned long long)(c->zva[1] - b->zva[1]),
+	       (unsigned long long)s->lin_bytes, (unsigned long long)s->on_bytes,
+	       s->have_end);
 	for (i = 0; i < s->nlayouts; i++) {
 		uint64_t windows = 0, distinct = 0;
 
-		for (c = 0; c < s->vcpus; c++) {
-			windows += s->fp[i * s->vcpus + c].windows;
-			distinct += s->fp[i * s->vcpus + c].distinct;
+		for (v = 0; v < s->vcpus; v++) {
+			windows += s->fp[i * s->vcpus + v].windows;
+			distinct += s->fp[i * s->vcpus + v].distinct;
 		}
-		fprintf(o, "%s\n    \"%s\": {\"ranges\": %zu, \"fp_windows\": %llu, \"fp_distinct\": %llu, \"l2\": [",
-		       i ? "," : "", s->layouts[i].name, s->layouts[i].n,
+		fprintf(o, "%s\n    \"%s\": {\"ranges\": %zu, \"fp_windows\": %llu, \"fp_distinct\": %llu, \"models\": [",
+		       i ? "," : "", layout_name[i], s->lay[i].n,
 		       (unsigned long long)windows, (unsigned long long)distinct);
 		for (j = 0, n = 0; j < s->nmodels; j++) {
 			const struct model *m = &s->m[j];
 
-			if (m->l != &s->layouts[i])
+			if (m->layout != i)
 				continue;
-			fprintf(o, "%s\n      {\"scale\": %g, \"l2_entries\": %u, \"stats\": ",
-			       n++ ? "," : "", m->scale, m->l2.entries);
-			print_stats(o, &m->st);
+			fprintf(o, "%s\n      {\"core\": \"%s\", \"variant\": ", n++ ? "," : "",
+				m->core->name);
+			print_variant(o, m->variant);
+			fprintf(o, ", \"scale\": %g, \"l2_entries\": %u, \"stats\": ",
+				m->scale, m->l2.entries);
+			print_stats(o, &m->st, &m->snap);
 			fprintf(o, "}");
 		}
 		fprintf(o, "]}");
@@ -480,8 +814,10 @@ static inline void window_stop(struct sim *s)
 	fprintf(o, "}}");
 	s->windows_out++;
 	s->in_window = 0;
+	s->have_end = 0;
 }
 
+/* What a recording's reader or the plugin hands the model, in order. */
 static inline void sim_record(struct sim *s, uint64_t r)
 {
 	unsigned int type = LM_REC_TYPE(r), cpu = LM_REC_CPU(r), i;
@@ -495,17 +831,18 @@ static inline void sim_record(struct sim *s, uint64_t r)
 				fprintf(stderr, "tlb model: window %u has no stop marker\n",
 					s->window_id);
 			window_start(s, val & 0xff);
-		}
-		else if (s->in_window)
+		} else if (s->in_window) {
 			window_stop(s);
+		}
 		return;
 	}
-	if (!s->in_window)
+	if (!s->active)
 		return;
-	s->records++;
+	s->c.records++;
 	switch (type) {
 	case LM_T_DATA:
-		do_data(s, cpu, LM_REC_ADDR(r));
+	case LM_T_KDATA:
+		do_data(s, cpu, LM_REC_ADDR(r), type == LM_T_KDATA);
 		break;
 	case LM_T_INSN:
 		do_insn(s, cpu, LM_REC_ADDR(r));
@@ -514,91 +851,104 @@ static inline void sim_record(struct sim *s, uint64_t r)
 		uint64_t k = val >> LM_COUNT_BITS;
 		uint64_t u = val & ((1ULL << LM_COUNT_BITS) - 1);
 
-		s->kinsns += k;
-		s->uinsns += u;
+		s->c.kinsns += k;
+		s->c.uinsns += u;
 		for (i = 0; i < s->nlayouts; i++)
 			fp_insns(&s->fp[i * s->vcpus + cpu], k + u);
 		break;
 	}
 	case LM_T_FLUSH_ALL:
 	case LM_T_FLUSH_USER:
-		s->tlbi[type - LM_T_FLUSH_ALL]++;
-		do_flush(s, cpu, val & 1, type == LM_T_FLUSH_USER);
-		break;
 	case LM_T_FLUSH_VA:
-		s->tlbi[2]++;
+		s->c.tlbi[type - LM_T_FLUSH_ALL]++;
+		do_flush(s, cpu, val & 1, type - LM_T_FLUSH_ALL);
+		break;
+	case LM_T_ZVA:
+		s->c.zva[val & 1]++;
 		break;
 	default:
 		die("unknown record type in the trace%s", "");
 	}
 }
 
-/* ---- parameters -------------------------------------------------------- */
+/* ---- recordings -------------------------------------------------------- */
 
-static inline unsigned int parse_size(const char *t)
+/*
+ * Compressed with zstd (or gzip for a name ending in .gz) through a
+ * pipe, so that neither side links a library.
+ */
+static inline FILE *rec_open(const char *path, int write)
 {
-	char *end;
-	unsigned long v = strtoul(t, &end, 10), shift = 0;
+	const char *z = strlen(path) > 3 && !strcmp(path + strlen(path) - 3, ".gz") ?
+		"gzip" : "zstd";
+	char cmd[4200];
+	FILE *f;
 
-	if (*end == 'K')
-		v <<= 10;
-	else if (*end == 'M')
-		v <<= 20;
-	else if (*end == 'G')
-		v <<= 30;
-	else if (*end)
-		die("bad page size '%s'", t);
-	if (!v || v & (v - 1))
-		die("page size '%s' is not a power of two", t);
-	while (v >>= 1)
-		shift++;
-	return shift;
+	if (strchr(path, '\'') || strlen(path) > 4000)
+		die("recording path '%s' not usable", path);
+	if (write)
+		snprintf(cmd, sizeof(cmd), "%s -1 -q -c > '%s'", z, path);
+	else
+		snprintf(cmd, sizeof(cmd), "%s -d -q -c < '%s'", z, path);
+	f = popen(cmd, write ? "w" : "r");
+	if (!f)
+		die("cannot start %s", z);
+	return f;
 }
 
-static inline void params_load(struct sim *s, const char *path)
+static inline void rec_put(FILE *f, uint64_t w)
 {
-	FILE *f = fopen(path, "r");
-	char line[256], name[8], sizes[128];
-	unsigned int entries, ways, seen = 0;
+	if (fwrite(&w, sizeof(w), 1, f) != 1)
+		die("writing the recording failed%s", "");
+}
 
-	if (!f)
-		die("cannot read parameters %s", path);
-	while (fgets(line, sizeof(line), f)) {
-		struct level *lv;
-		char *tok, *save;
+static inline void rec_put_layout(FILE *f, unsigned int type, const struct range *r,
+				  const unsigned char *linear, size_t n)
+{
+	size_t i;
 
-		if (line[0] == '#' || line[0] == '\n')
-			continue;
-		if (sscanf(line, "%7s %u %u %127s", name, &entries, &ways, sizes) != 4)
-			die("bad line in %s", path);
-		if (!strcmp(name, "l1d"))
-			lv = &s->l1d;
-		else if (!strcmp(name, "l1i"))
-			lv = &s->l1i;
-		else if (!strcmp(name, "l2"))
-			lv = &s->l2;
-		else
-			die("unknown TLB '%s' (l1d, l1i, l2)", name);
-		if (!ways || !entries || entries % ways)
-			die("%s: entries must be a multiple of ways", name);
-		lv->entries = entries;
-		lv->ways = ways;
-		lv->sets = entries / ways;
-		lv->nsizes = 0;
-		for (tok = strtok_r(sizes, ",", &save); tok;
-		     tok = strtok_r(NULL, ",", &save)) {
-			if (lv->nsizes == MAX_SIZES)
-				die("%s: too many page sizes", name);
-			lv->shifts[lv->nsizes++] = parse_size(tok);
-			if (lv->nsizes > 1 &&
-			    lv->shifts[lv->nsizes - 1] <= lv->shifts[lv->nsizes - 2])
-				die("%s: page sizes must be ascending", name);
-		}
-		seen |= lv == &s->l1d ? 1 : lv == &s->l1i ? 2 : 4;
+	rec_put(f, LM_REC(n, type, 0));
+	for (i = 0; i < n; i++) {
+		rec_put(f, r[i].start | (uint64_t)(linear ? linear[i] : 1) << 6 | r[i].shift);
+		rec_put(f, r[i].end);
 	}
-	fclose(f);
-	if (seen != 7)
-		die("%s must give l1d, l1i and l2", path);
+}
+
+/* rodata=on's layout, or none: its linear range, then its ranges. */
+static inline void rec_put_on(FILE *f, const struct layout *on)
+{
+	if (!on) {
+		rec_put(f, LM_REC(0, LM_T_LAYOUT_ON, 0));
+		return;
+	}
+	rec_put_layout(f, LM_T_LAYOUT_ON, on->r, NULL, on->n);
+	rec_put(f, on->lin_start);
+	rec_put(f, on->lin_end);
+}
+
+static inline int rec_get(FILE *f, uint64_t *w)
+{
+	return fread(w, sizeof(*w), 1, f) == 1;
+}
+
+/* The ranges of a layout record of @n ranges; false on a short file. */
+static inline int rec_get_layout(FILE *f, uint64_t n, struct rx_layout *x)
+{
+	uint64_t a, b;
+	size_t i;
+
+	x->r = realloc(x->r, (n ? n : 1) * sizeof(*x->r));
+	x->linear = realloc(x->linear, n ? n : 1);
+	if (!x->r || !x->linear)
+		die("out of memory for a layout%s", "");
+	for (i = 0; i < n; i++) {
+		if (!rec_get(f, &a) || !rec_get(f, &b))
+			return 0;
+		x->r[i] = (struct range){ a & ~0xfffULL, b, (unsigned int)(a & 0x3f) };
+		x->linear[i] = a >> 6 & 1;
+	}
+	x->n = n;
+	return 1;
 }
 
 #endif

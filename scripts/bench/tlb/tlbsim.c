@@ -1,44 +1,219 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tlbsim --selftest: the TLB model (tlbmodel.h) on synthetic streams
- * whose misses are counted by hand, and the trace filter of the plugin
- * shown exact. TAP on stdout; exit 1 on any failure.
+ * tlbsim: the TLB model (tlbmodel.h) off line.
+ *
+ *   tlbsim replay [--variants] --params TSV [--params TSV...] REC OUT
+ *       Replays a recording of the tlbtrace plugin (rec=) and writes the
+ *       results as the plugin does, for every layout: the first core's
+ *       models as the plugin runs them (the L2 at three sizes), with
+ *       --variants each variant of tlbmodel.h on the first core, and each
+ *       further core at its own L2 size. The first core's plain models
+ *       must count what the plugin counted (make check compares them).
+ *   tlbsim --selftest DIR
+ *       The model on synthetic streams whose misses are counted by hand,
+ *       the parameter tables in DIR read through the plugin's loader,
+ *       the trace filter shown exact, and a recording replayed. TAP on
+ *       stdout; exit 1 on any failure.
+ *
+ * Longer than 400 lines: the replay and one test per thing the model
+ * must get right, each of which scripts/bench/tlb/mutations.tsv breaks.
  */
+#include <unistd.h>
+
 #include "tlbmodel.h"
+
+/* ---- the replay -------------------------------------------------------- */
+
+struct ends {
+	struct rx_layout *x;	/* per window, in order: the layout after it */
+	size_t n, cap;
+};
+
+static FILE *rec_start(const char *path, unsigned int *vcpus, struct layout *on, int *have_on)
+{
+	FILE *f = rec_open(path, 0);
+	uint64_t w, n;
+	struct rx_layout x = { 0 };
+
+	if (!rec_get(f, &w) || w != LM_REC_MAGIC)
+		die("%s is not a tlbtrace recording", path);
+	if (!rec_get(f, &w) || !w || w > LM_MAX_VCPUS)
+		die("%s: bad vCPU count", path);
+	*vcpus = w;
+	if (!rec_get(f, &w) || LM_REC_TYPE(w) != LM_T_LAYOUT_ON)
+		die("%s: no rodata=on record at its head", path);
+	n = LM_REC_VAL(w);
+	*have_on = n != 0;
+	if (n) {
+		if (!rec_get_layout(f, n, &x) || !rec_get(f, &on->lin_start) ||
+		    !rec_get(f, &on->lin_end))
+			die("%s: the rodata=on layout is cut short", path);
+		on->r = x.r;
+		on->n = x.n;
+		free(x.linear);
+	}
+	return f;
+}
+
+/* The first pass: which layout follows each window (end_layout). */
+static void scan_ends(const char *path, struct ends *e)
+{
+	unsigned int vcpus;
+	struct layout on = { .name = "on" };
+	int have_on, after = -1;
+	uint64_t r;
+	FILE *f = rec_start(path, &vcpus, &on, &have_on);
+
+	while (rec_get(f, &r)) {
+		unsigned int type = LM_REC_TYPE(r);
+		struct rx_layout x = { 0 };
+
+		if (type == LM_T_MARK && (LM_REC_VAL(r) >> 8) == LM_MARK_START) {
+			if (e->n == e->cap) {
+				e->cap = e->cap ? e->cap * 2 : 64;
+				e->x = realloc(e->x, e->cap * sizeof(*e->x));
+				if (!e->x)
+					die("out of memory%s", "");
+			}
+			memset(&e->x[e->n++], 0, sizeof(*e->x));
+		} else if (type == LM_T_MARK && e->n) {
+			after = e->n - 1;
+		} else if (type == LM_T_LAYOUT) {
+			if (!rec_get_layout(f, LM_REC_VAL(r), &x))
+				die("%s: a layout is cut short", path);
+			if (after >= 0)
+				e->x[after] = x;
+			else
+				free(x.r), free(x.linear);
+			after = -1;
+		}
+	}
+	pclose(f);
+	free(on.r);
+}
+
+static int replay(int argc, char **argv)
+{
+	static struct core cores[4];
+	static struct sim s;
+	struct layout on = { .name = "on" };
+	struct rx_layout x = { 0 };
+	struct ends e = { 0 };
+	unsigned int ncores = 0, vcpus, i, l, window = 0;
+	int variants = 0, have_on, rc;
+	uint64_t r, layouts = 0;
+	FILE *f;
+
+	for (; argc > 2 && !strncmp(argv[0], "--", 2); argc--, argv++) {
+		if (!strcmp(argv[0], "--variants")) {
+			variants = 1;
+		} else if (!strcmp(argv[0], "--params") && argc > 3) {
+			if (ncores == 4)
+				die("at most 4 cores%s", "");
+			core_load(&cores[ncores++], argv[1]);
+			argc--, argv++;
+		} else {
+			die("unknown option '%s'", argv[0]);
+		}
+	}
+	if (argc != 2 || !ncores)
+		die("usage: tlbsim replay [--variants] --params TSV [--params TSV...] REC OUT%s", "");
+	if (variants)
+		scan_ends(argv[0], &e);
+	f = rec_start(argv[0], &vcpus, &on, &have_on);
+	sim_init(&s, vcpus, have_on ? &on : NULL);
+	sim_add_inline(&s, &cores[0]);
+	for (l = 0; variants && l < s.nlayouts; l++)
+		for (i = 0; i < V_NR; i++)
+			sim_add(&s, l, &cores[0], 1, 1 << i);
+	for (i = 1; i < ncores; i++)
+		for (l = 0; l < s.nlayouts; l++)
+			sim_add(&s, l, &cores[i], 1, 0);
+	s.out = fopen(argv[1], "w");
+	if (!s.out)
+		die("cannot write %s", argv[1]);
+	fprintf(s.out, "{\"vcpus\": %u, \"tick\": %d, \"windows\": [", vcpus, LM_TICK);
+	while (rec_get(f, &r)) {
+		unsigned int type = LM_REC_TYPE(r);
+
+		if (type == LM_T_LAYOUT) {
+			if (!rec_get_layout(f, LM_REC_VAL(r), &x) || !rx_valid(&x))
+				die("%s: a layout is cut short or damaged", argv[0]);
+			sim_layout(&s, &x);
+			layouts++;
+			continue;
+		}
+		if (type == LM_T_MARK && (LM_REC_VAL(r) >> 8) == LM_MARK_START) {
+			if (window < e.n && e.x[window].n)
+				sim_end_layout(&s, &e.x[window]);
+			window++;
+		}
+		sim_record(&s, r);
+	}
+	rc = pclose(f);
+	if (s.in_window)
+		fprintf(stderr, "tlbsim: the recording ends inside window %u: left out\n",
+			s.window_id);
+	fprintf(s.out, "\n], \"layouts_received\": %llu, \"layouts_damaged\": 0, "
+		"\"on_mismatch\": %llu}\n", (unsigned long long)layouts,
+		(unsigned long long)s.on_mismatch);
+	if (fclose(s.out))
+		die("writing %s failed", argv[1]);
+	if (rc)
+		die("%s: the decompressor failed (a truncated recording?)", argv[0]);
+	return 0;
+}
 
 /* ---- the self-test ------------------------------------------------------ */
 
 #define K0	0xffff000000000000ULL	/* a linear-map address */
+#define KV	0xffff800000000000ULL	/* a kernel address outside it */
 #define U0	0x0000aaaa00000000ULL	/* a user address */
 #define MB	(1ULL << 20)
 
-static struct layout st_layouts[2];
+static struct core st_core;
 static int st_failed, st_n;
+static const char *st_dir;
 
-static void st_setup(struct sim *s, const char *l1d, const char *l2)
+static void st_level(struct level *lv, const char *spec)
+{
+	char sizes[64];
+	unsigned int e, w;
+
+	sscanf(spec, "%u %u %63s", &e, &w, sizes);
+	*lv = (struct level){ e, w, e / w, 0, { 0 } };
+	for (char *t = strtok(sizes, ","); t; t = strtok(NULL, ","))
+		lv->shifts[lv->nsizes++] = parse_size(t);
+}
+
+/*
+ * A simulation of @vcpus whose "series" layout holds the blocks below
+ * and whose "full" one maps the linear map by pages: @nmod models of the
+ * given layouts (0 full, 1 series), @scale and @variant each.
+ */
+static void st_setup(struct sim *s, const char *l1, const char *l2, unsigned int vcpus)
 {
 	static struct range blocks[] = {
-		{ K0, K0 + 2 * MB, 21 },		/* a 2 MiB block */
+		{ K0, K0 + 2 * MB, 21 },			/* a 2 MiB block */
 		{ K0 + 2 * MB, K0 + 2 * MB + 64 * 1024, 16 },	/* a contiguous range */
-		{ K0 + 32 * MB, K0 + 64 * MB, 25 },	/* a contiguous block range */
+		{ K0 + 32 * MB, K0 + 64 * MB, 25 },		/* a contiguous block range */
 	};
-	unsigned int e, w;
-	char sizes[64];
+	static unsigned char lin[] = { 1, 1, 1 };
+	struct rx_layout x = { blocks, lin, 3 };
 
 	memset(s, 0, sizeof(*s));
 	s->out = stdout;
-	sscanf(l1d, "%u %u %63s", &e, &w, sizes);
-	s->l1d = (struct level){ e, w, e / w, 0, { 0 } };
-	s->l1i = s->l1d;
-	for (char *t = strtok(sizes, ","); t; t = strtok(NULL, ","))
-		s->l1d.shifts[s->l1d.nsizes++] = parse_size(t);
-	s->l1i = s->l1d;
-	sscanf(l2, "%u %u %63s", &e, &w, sizes);
-	s->l2 = (struct level){ e, w, e / w, 0, { 0 } };
-	for (char *t = strtok(sizes, ","); t; t = strtok(NULL, ","))
-		s->l2.shifts[s->l2.nsizes++] = parse_size(t);
-	st_layouts[0] = (struct layout){ "pte", K0, K0 + 4096 * MB, NULL, 0 };
-	st_layouts[1] = (struct layout){ "blocks", K0, K0 + 4096 * MB, blocks, 3 };
+	st_level(&st_core.l1d, l1);
+	st_core.l1i = st_core.l1d;
+	st_level(&st_core.l2, l2);
+	snprintf(st_core.name, sizeof(st_core.name), "test");
+	sim_init(s, vcpus, NULL);
+	sim_layout(s, &x);
+	/* The linear map: 4 GiB from K0, whatever the blocks cover. */
+	for (unsigned int i = 0; i < NR_LAYOUTS; i++) {
+		s->lay[i].lin_start = K0;
+		s->lay[i].lin_end = K0 + 4096 * MB;
+	}
 }
 
 static void st_check(const char *what, uint64_t got, uint64_t want)
@@ -59,12 +234,21 @@ static void st_run(struct sim *s, const uint64_t *recs, size_t n)
 		sim_record(s, recs[i]);
 }
 
-#define D(va, cpu)	LM_REC((va) >> 12, LM_T_DATA, cpu)
+#define D(va, cpu)	LM_REC((va) >> 12, LM_T_KDATA, cpu)
+#define UD(va, cpu)	LM_REC((va) >> 12, LM_T_DATA, cpu)
+#define I(va, cpu)	LM_REC((va) >> 12, LM_T_INSN, cpu)
 #define CNT(k, u)	LM_REC((uint64_t)(k) << LM_COUNT_BITS | (u), LM_T_COUNT, 0)
 
-static uint64_t walks(const struct model *m, int c)
+/* The first model of @layout: the first st_add()ed one. */
+static const struct stats *st(const struct sim *s, unsigned int layout)
 {
-	return m->st.dwalk[c];
+	unsigned int i;
+
+	for (i = 0; i < s->nmodels; i++)
+		if (s->m[i].layout == layout)
+			return &s->m[i].st;
+	die("no model of that layout%s", "");
+	return NULL;
 }
 
 /*
@@ -75,15 +259,16 @@ static uint64_t walks(const struct model *m, int c)
  */
 static void st_filter(unsigned int depth, int want_same)
 {
-	static const double one = 1;
-	struct sim a, b;
+	static struct sim a, b;
 	uint64_t f[8], seed = 12345, last = K0;
 	unsigned int i, since = 0, li, diff = 0;
 
-	st_setup(&a, "48 48 4K,64K,2M", "64 4 4K,64K,2M,32M");
-	st_setup(&b, "48 48 4K,64K,2M", "64 4 4K,64K,2M,32M");
-	sim_init(&a, 1, st_layouts, 2, &one, 1);
-	sim_init(&b, 1, st_layouts, 2, &one, 1);
+	st_setup(&a, "48 48 4K,64K,2M", "64 4 4K,64K,2M,32M", 1);
+	sim_add(&a, 0, &st_core, 1, 0);
+	sim_add(&a, 1, &st_core, 1, 0);
+	st_setup(&b, "48 48 4K,64K,2M", "64 4 4K,64K,2M,32M", 1);
+	sim_add(&b, 0, &st_core, 1, 0);
+	sim_add(&b, 1, &st_core, 1, 0);
 	sim_record(&a, LM_REC(LM_MARK_START << 8, LM_T_MARK, 0));
 	sim_record(&b, LM_REC(LM_MARK_START << 8, LM_T_MARK, 0));
 	memset(f, 1, sizeof(f));
@@ -120,44 +305,201 @@ static void st_filter(unsigned int depth, int want_same)
 		for (c = 0; c < NR_CLASSES; c++) {
 			char what[80];
 
+			if (c == C_KOTHER || c == C_USER)
+				continue;	/* the stream has none */
 			snprintf(what, sizeof(what), "filter: %.8s layout, %.14s l1 misses",
-				 st_layouts[li].name, class_name[c]);
+				 layout_name[li], class_name[c]);
 			st_check(what, b.m[li].st.dmiss[c], a.m[li].st.dmiss[c]);
 			snprintf(what, sizeof(what), "filter: %.8s layout, %.14s walks",
-				 st_layouts[li].name, class_name[c]);
+				 layout_name[li], class_name[c]);
 			st_check(what, b.m[li].st.dwalk[c], a.m[li].st.dwalk[c]);
 		}
 	}
 	if (want_same)
 		st_check("filter: the filtered stream is under half as long",
-			 b.records < a.records / 2, 1);
+			 b.c.records < a.c.records / 2, 1);
 	else
 		st_check("filter: a deeper filter changes some count", diff > 0, 1);
 }
 
-static int selftest(void)
+/* The published tables, read through the plugin's loader. */
+static void st_params(void)
 {
-	static const double one = 1;
-	struct sim s;
+	static const struct {
+		const char *file, *tlb;
+		unsigned int entries, ways;
+		const char *sizes;
+	} want[] = {
+		/* Neoverse N1 TRM (100616), A5.2 */
+		{ "neoverse-n1.tsv", "l1i", 48, 48, "4K,16K,64K,2M,32M" },
+		{ "neoverse-n1.tsv", "l1d", 48, 48, "4K,16K,64K,2M,512M" },
+		{ "neoverse-n1.tsv", "l2", 1280, 5, "4K,16K,64K,2M,32M,512M,1G" },
+	};
+	unsigned int i, j;
+
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct core c;
+		struct level *lv, w;
+		char path[4096], what[96], spec[96];
+
+		snprintf(path, sizeof(path), "%s/%s", st_dir, want[i].file);
+		core_load(&c, path);
+		lv = !strcmp(want[i].tlb, "l1i") ? &c.l1i : !strcmp(want[i].tlb, "l1d") ?
+			&c.l1d : &c.l2;
+		snprintf(spec, sizeof(spec), "%u %u %s", want[i].entries, want[i].ways,
+			 want[i].sizes);
+		st_level(&w, spec);
+		snprintf(what, sizeof(what), "params: %s %s as its TRM gives it",
+			 want[i].file, want[i].tlb);
+		for (j = 0; j < w.nsizes && j < lv->nsizes; j++)
+			if (w.shifts[j] != lv->shifts[j])
+				break;
+		st_check(what, lv->entries == w.entries && lv->ways == w.ways &&
+			 lv->nsizes == w.nsizes && j == w.nsizes, 1);
+	}
+}
+
+static size_t slurp(FILE *f, char *buf, size_t size)
+{
+	size_t len;
+
+	rewind(f);
+	len = fread(buf, 1, size - 1, f);
+	buf[len] = 0;
+	return len;
+}
+
+/*
+ * A stream written as the plugin writes it, and replayed: the replay's
+ * window must be the inline model's, byte for byte.
+ */
+static void st_recording(void)
+{
+	static struct sim a;
+	static char inl[16384], rep[65536];
+	char tmp[] = "/tmp/tlbsim-XXXXXX", rec[64], out[80], cmd[12800];
+	struct range lay[] = { { K0, K0 + 2 * MB, 21 }, { KV, KV + MB, 12 } };
+	unsigned char lin[] = { 1, 0 };
+	struct rx_layout x = { lay, lin, 2 };
+	char params[4096], self[4096];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	uint64_t recs[400], seed = 7;
+	unsigned int i, n = 0;
+	int fd = mkstemp(tmp);
+	FILE *f, *o;
+
+	if (fd < 0 || len < 0)
+		die("no temporary file or no /proc/self/exe%s", "");
+	close(fd);
+	self[len] = 0;
+	snprintf(rec, sizeof(rec), "%s.zst", tmp);
+	snprintf(out, sizeof(out), "%s.json", tmp);
+	snprintf(params, sizeof(params), "%s/neoverse-n1.tsv", st_dir);
+	core_load(&st_core, params);
+	memset(&a, 0, sizeof(a));
+	a.out = o = tmpfile();
+	if (!o)
+		die("no temporary file%s", "");
+	sim_init(&a, 2, NULL);
+	sim_add_inline(&a, &st_core);
+	f = rec_open(rec, 1);
+	rec_put(f, LM_REC_MAGIC);
+	rec_put(f, 2);
+	rec_put_on(f, NULL);
+	rec_put_layout(f, LM_T_LAYOUT, lay, lin, 2);
+	sim_layout(&a, &x);
+	recs[n++] = LM_REC(LM_MARK_START << 8 | 7, LM_T_MARK, 0);
+	while (n < 399) {
+		uint64_t r, cpu;
+
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		r = seed >> 33;
+		cpu = r & 1;
+		switch ((r >> 1) % 6) {
+		case 0:
+			recs[n++] = I(KV + (r >> 4) % 4 * 4096, cpu);
+			break;
+		case 1:
+			recs[n++] = UD(U0 + (r >> 4) % 64 * 4096, cpu);
+			break;
+		case 2:
+			recs[n++] = D(KV + (r >> 4) % 200 * 4096, cpu);
+			break;
+		default:
+			recs[n++] = D(K0 + (r >> 4) % 4096 * 4096, cpu);
+		}
+	}
+	recs[n++] = LM_REC(LM_MARK_STOP << 8 | 7, LM_T_MARK, 1);
+	for (i = 0; i < n; i++) {
+		rec_put(f, recs[i]);
+		sim_record(&a, recs[i]);
+	}
+	if (pclose(f))
+		die("zstd failed%s", "");
+	slurp(o, inl, sizeof(inl));
+	fclose(o);
+	snprintf(cmd, sizeof(cmd), "'%s' replay --params '%s' %s %s", self, params, rec, out);
+	st_check("replay: a recording replays", system(cmd), 0);
+	f = fopen(out, "r");
+	if (f) {
+		slurp(f, rep, sizeof(rep));
+		fclose(f);
+	}
+	st_check("replay: the inline model's window, byte for byte",
+		 strlen(inl) > 1000 && strstr(rep, inl + 1) != NULL, 1);
+	snprintf(cmd, sizeof(cmd), "'%s' replay --variants --params '%s' --params '%s' %s %s",
+		 self, params, params, rec, out);
+	st_check("replay: with the variants and a second core", system(cmd), 0);
+	f = fopen(out, "r");
+	if (f) {
+		char *p, *q;
+		int same = 1, models = 0;
+
+		slurp(f, rep, sizeof(rep));
+		fclose(f);
+		/* Each of the inline models, in its own line, is there too. */
+		for (p = strstr(inl, "{\"core\""); p; p = strstr(q + 1, "{\"core\"")) {
+			q = strstr(p, "}}}");	/* the end of its stats */
+			if (!q)
+				break;
+			q[3] = 0;
+			same &= strstr(rep, p) != NULL;
+			models++;
+			q += 3;
+		}
+		st_check("replay: variants leave the 6 plain models' counts alone",
+			 same * models, 6);
+	}
+	unlink(tmp);
+	unlink(rec);
+	unlink(out);
+}
+
+static int selftest(const char *dir)
+{
+	static struct sim s;
 	uint64_t r[1100];
 	size_t n;
 	unsigned int i;
 
+	st_dir = dir;
+	st_params();
+
 	/* LRU: A B C A in a 2-entry first level; the second holds all. */
-	st_setup(&s, "2 2 4K", "4 2 4K");
-	sim_init(&s, 1, st_layouts, 1, &one, 1);
+	st_setup(&s, "2 2 4K", "4 2 4K", 1);
+	sim_add(&s, 0, &st_core, 1, 0);
 	n = 0;
 	r[n++] = D(K0, 0);
 	r[n++] = D(K0 + 4096, 0);
 	r[n++] = D(K0 + 8192, 0);
 	r[n++] = D(K0, 0);
 	st_run(&s, r, n);
-	st_check("lru: l1 misses of A B C A", s.m[0].st.dmiss[C_KLIN], 4);
-	st_check("lru: walks of A B C A", walks(&s.m[0], C_KLIN), 3);
+	st_check("lru: l1 misses of A B C A", st(&s, 0)->dmiss[C_KLIN], 4);
+	st_check("lru: walks of A B C A", st(&s, 0)->dwalk[C_KLIN], 3);
 
 	/* Set associativity: pages 0 2 4 share set 0 of 2 ways. */
-	st_setup(&s, "1 1 4K", "4 2 4K");
-	sim_init(&s, 1, st_layouts, 1, &one, 1);
+	st_setup(&s, "1 1 4K", "4 2 4K", 1);
+	sim_add(&s, 0, &st_core, 1, 0);
 	n = 0;
 	for (i = 0; i <= 4; i += 2)
 		r[n++] = D(K0 + i * 4096, 0);
@@ -165,42 +507,106 @@ static int selftest(void)
 	r[n++] = D(K0 + 4096, 0);
 	r[n++] = D(K0 + 4096 * 4, 0);
 	st_run(&s, r, n);
-	st_check("sets: walks of 0 2 4 0 1 4", walks(&s.m[0], C_KLIN), 5);
+	st_check("sets: walks of 0 2 4 0 1 4", st(&s, 0)->dwalk[C_KLIN], 5);
+
+	/*
+	 * A block's set comes from its own size's bits: blocks 0, 1 and 2
+	 * of 2 MiB fall in sets 0, 1, 0 of two; by 4K bits all in set 0.
+	 */
+	st_setup(&s, "1 1 4K,2M", "4 2 4K,2M", 1);
+	sim_add(&s, 1, &st_core, 1, 0);
+	n = 0;
+	for (i = 0; i < 6; i++)
+		r[n++] = D(K0 + 32 * MB + (i % 3) * 2 * MB, 0);
+	st_run(&s, r, n);
+	st_check("sets: 2 MiB entries indexed by their own bits", st(&s, 1)->dwalk[C_KLIN], 3);
 
 	/* One entry per leaf: 512 pages of a 2 MiB block, 16 of a range. */
-	st_setup(&s, "4 4 4K,64K,2M", "8 2 4K,64K,2M");
-	sim_init(&s, 1, st_layouts, 2, &one, 1);
+	st_setup(&s, "4 4 4K,64K,2M", "8 2 4K,64K,2M", 1);
+	sim_add(&s, 0, &st_core, 1, 0);
+	sim_add(&s, 1, &st_core, 1, 0);
 	n = 0;
 	for (i = 0; i < 512; i++)
 		r[n++] = D(K0 + i * 4096ULL, 0);
 	for (i = 0; i < 16; i++)
 		r[n++] = D(K0 + 2 * MB + i * 4096ULL, 0);
 	st_run(&s, r, n);
-	st_check("leaves: walks, all base pages", walks(&s.m[0], C_KLIN), 528);
-	st_check("leaves: walks, block and contiguous range",
-		 walks(&s.m[1], C_KLIN), 2);
+	st_check("leaves: walks, all base pages", st(&s, 0)->dwalk[C_KLIN], 528);
+	st_check("leaves: walks, block and contiguous range", st(&s, 1)->dwalk[C_KLIN], 2);
 
 	/* A 32 MiB leaf splinters into 2 MiB first-level entries. */
-	st_setup(&s, "4 4 4K,2M", "8 2 4K,2M,32M");
-	sim_init(&s, 1, st_layouts + 1, 1, &one, 1);
+	st_setup(&s, "4 4 4K,2M", "8 2 4K,2M,32M", 1);
+	sim_add(&s, 1, &st_core, 1, 0);
 	n = 0;
 	r[n++] = D(K0 + 32 * MB, 0);
 	r[n++] = D(K0 + 34 * MB, 0);
 	r[n++] = D(K0 + 35 * MB, 0);
 	st_run(&s, r, n);
-	st_check("splinter: l1 misses in one 32 MiB leaf",
-		 s.m[0].st.dmiss[C_KLIN], 2);
-	st_check("splinter: walks in one 32 MiB leaf", walks(&s.m[0], C_KLIN), 1);
+	st_check("splinter: l1 misses in one 32 MiB leaf", st(&s, 1)->dmiss[C_KLIN], 2);
+	st_check("splinter: walks in one 32 MiB leaf", st(&s, 1)->dwalk[C_KLIN], 1);
 
-	/* Invalidation: all entries, user entries, another vCPU's. */
-	st_setup(&s, "4 4 4K", "8 2 4K");
-	sim_init(&s, 2, st_layouts, 1, &one, 1);
+	/* The L2's size: 4 pages cycled fit 8 sets of 1 way, not 2. */
+	st_setup(&s, "1 1 4K", "4 1 4K", 1);
+	sim_add(&s, 0, &st_core, 0.5, 0);
+	sim_add(&s, 0, &st_core, 2, 0);
+	n = 0;
+	for (i = 0; i < 12; i++)
+		r[n++] = D(K0 + (i % 4) * 4096, 0);
+	st_run(&s, r, n);
+	st_check("l2 size: walks with 2 sets", s.m[0].st.dwalk[C_KLIN], 12);
+	st_check("l2 size: walks with 8 sets", s.m[1].st.dwalk[C_KLIN], 4);
+
+	/* Classes: by the instruction's level, then by where it goes. */
+	st_setup(&s, "4 4 4K", "8 2 4K", 1);
+	sim_add(&s, 0, &st_core, 1, 0);
+	n = 0;
+	r[n++] = D(K0, 0);		/* EL1 to the linear map */
+	r[n++] = D(KV, 0);		/* EL1 elsewhere in the kernel */
+	r[n++] = D(KV + 4096, 0);
+	r[n++] = D(U0, 0);		/* EL1 to user memory (copy_to_user) */
+	r[n++] = UD(U0 + 4096, 0);	/* EL0 */
+	st_run(&s, r, n);
+	st_check("classes: kernel to the linear map", st(&s, 0)->dwalk[C_KLIN], 1);
+	st_check("classes: kernel elsewhere", st(&s, 0)->dwalk[C_KOTHER], 2);
+	st_check("classes: kernel to user memory", st(&s, 0)->dwalk[C_KUSER], 1);
+	st_check("classes: user", st(&s, 0)->dwalk[C_USER], 1);
+
+	/* Instructions: the L2 backs the L1 (A B A: the second A hits it). */
+	st_setup(&s, "1 1 4K", "8 2 4K", 1);
+	sim_add(&s, 0, &st_core, 1, 0);
+	n = 0;
+	r[n++] = I(KV, 0);
+	r[n++] = I(KV + 4096, 0);
+	r[n++] = I(KV, 0);
+	r[n++] = I(U0, 0);
+	st_run(&s, r, n);
+	st_check("insns: kernel l1 misses", st(&s, 0)->imiss[1], 3);
+	st_check("insns: kernel walks", st(&s, 0)->iwalk[1], 2);
+	st_check("insns: user walks", st(&s, 0)->iwalk[0], 1);
+
+	/* Warm: a window starts with what the TLBs already hold. */
+	st_setup(&s, "4 4 4K", "8 2 4K", 1);
+	sim_add(&s, 0, &st_core, 1, 0);
+	sim_record(&s, D(K0, 0));
+	sim_record(&s, D(K0 + 4096, 0));
 	n = 0;
 	r[n++] = D(K0, 0);
-	r[n++] = D(U0, 0);
+	r[n++] = D(K0 + 4096, 0);
+	r[n++] = D(K0 + 8192, 0);
+	st_run(&s, r, n);
+	st_check("warm: walks in a window after two pages were touched",
+		 s.m[0].st.dwalk[C_KLIN] - s.m[0].snap.dwalk[C_KLIN], 1);
+
+	/* Invalidation: all entries, user entries, another vCPU's. */
+	st_setup(&s, "4 4 4K", "8 2 4K", 2);
+	sim_add(&s, 0, &st_core, 1, 0);
+	sim_add(&s, 0, &st_core, 1, V_TLBI_VA);
+	n = 0;
+	r[n++] = D(K0, 0);
+	r[n++] = UD(U0, 0);
 	r[n++] = LM_REC(0, LM_T_FLUSH_USER, 0);
 	r[n++] = D(K0, 0);
-	r[n++] = D(U0, 0);
+	r[n++] = UD(U0, 0);
 	r[n++] = LM_REC(0, LM_T_FLUSH_ALL, 1);	/* vCPU 1's own TLBs */
 	r[n++] = D(K0, 0);
 	r[n++] = LM_REC(1, LM_T_FLUSH_ALL, 1);	/* broadcast */
@@ -208,29 +614,112 @@ static int selftest(void)
 	r[n++] = LM_REC(1, LM_T_FLUSH_VA, 1);	/* counted only */
 	r[n++] = D(K0, 0);
 	st_run(&s, r, n);
-	st_check("tlbi: kernel walks", walks(&s.m[0], C_KLIN), 2);
-	st_check("tlbi: user walks", walks(&s.m[0], C_USER), 2);
-	st_check("tlbi: by-address invalidations counted", s.tlbi[2], 1);
+	st_check("tlbi: kernel walks", s.m[0].st.dwalk[C_KLIN], 2);
+	st_check("tlbi: user walks", s.m[0].st.dwalk[C_USER], 2);
+	st_check("tlbi: by-address invalidations counted", s.c.tlbi[2], 1);
+	st_check("tlbi: no l1 flush by address in the base model", s.m[0].st.dmiss[C_KLIN], 2);
+	st_check("variant tlbi_va_l1: the L1 flushed by address, not the L2",
+		 s.m[1].st.dmiss[C_KLIN] * 100 + s.m[1].st.dwalk[C_KLIN], 302);
+
+	/* coalesce4: four linear 4K pages share an L2 entry; user ones not. */
+	st_setup(&s, "1 1 4K", "64 4 4K,16K", 1);
+	sim_add(&s, 0, &st_core, 1, 0);
+	sim_add(&s, 0, &st_core, 1, V_COALESCE);
+	n = 0;
+	for (i = 0; i < 8; i++)
+		r[n++] = D(K0 + i * 4096, 0);
+	for (i = 0; i < 4; i++)
+		r[n++] = UD(U0 + i * 4096, 0);
+	st_run(&s, r, n);
+	st_check("variant coalesce4: linear walks", s.m[1].st.dwalk[C_KLIN], 2);
+	st_check("variant coalesce4: user walks", s.m[1].st.dwalk[C_USER], 4);
+	st_check("variant coalesce4: base linear walks", s.m[0].st.dwalk[C_KLIN], 8);
+
+	/* walk_cache: a walk's table entry takes a way of the L2. */
+	st_setup(&s, "1 1 4K", "2 2 4K", 1);
+	sim_add(&s, 0, &st_core, 1, 0);
+	sim_add(&s, 0, &st_core, 1, V_WALKCACHE);
+	n = 0;
+	for (i = 0; i < 6; i++)
+		r[n++] = D(K0 + (i % 2) * 4096, 0);
+	st_run(&s, r, n);
+	st_check("variant walk_cache: two pages in a 2-way L2", s.m[0].st.dwalk[C_KLIN], 2);
+	st_check("variant walk_cache: ... with the table's entry", s.m[1].st.dwalk[C_KLIN], 6);
+
+	/* thp_user: 512 user pages in one 2 MiB leaf. */
+	st_setup(&s, "4 4 4K,2M", "8 2 4K,2M", 1);
+	sim_add(&s, 0, &st_core, 1, V_THP);
+	n = 0;
+	for (i = 0; i < 512; i++)
+		r[n++] = UD(U0 + i * 4096ULL, 0);
+	st_run(&s, r, n);
+	st_check("variant thp_user: user walks", s.m[0].st.dwalk[C_USER], 1);
+
+	/* end_layout: the window runs on the layout sent after it. */
+	st_setup(&s, "4 4 4K,2M", "8 2 4K,2M", 1);
+	sim_add(&s, 1, &st_core, 1, 0);
+	sim_add(&s, 1, &st_core, 1, V_END_LAYOUT);
+	{
+		static struct range pages[] = { { K0, K0 + 2 * MB, 12 } };
+		static unsigned char lin[] = { 1 };
+		struct rx_layout x = { pages, lin, 1 };
+
+		sim_end_layout(&s, &x);
+		s.end[1].lin_start = K0;
+		s.end[1].lin_end = K0 + 4096 * MB;
+	}
+	n = 0;
+	for (i = 0; i < 4; i++)
+		r[n++] = D(K0 + i * 4096, 0);
+	st_run(&s, r, n);
+	st_check("variant end_layout: walks on the split block", s.m[1].st.dwalk[C_KLIN], 4);
+	st_check("variant end_layout: walks on the block", s.m[0].st.dwalk[C_KLIN], 1);
+
+	/* The three layouts built from one sent, and the "on" file. */
+	{
+		static struct range sent[] = {
+			{ K0, K0 + 2 * MB, 21 }, { K0 + 2 * MB, K0 + 4 * MB, 16 },
+			{ KV, KV + MB, 12 },
+		};
+		static unsigned char lin[] = { 1, 1, 0 };
+		static struct range onr[] = { { K0, K0 + 4 * MB, 30 } };
+		struct layout on = { "on", K0, K0 + 4 * MB, onr, 1 };
+		struct rx_layout x = { sent, lin, 3 };
+		struct layout out[NR_LAYOUTS] = { { .name = "full" }, { .name = "series" }, { .name = "on" } };
+		uint64_t lb, ob = build_layouts(out, &x, &on, &lb);
+
+		st_check("layouts: full maps the linear map by pages",
+			 leaf_shift(&out[0], K0) == 12 && leaf_shift(&out[0], K0 + 3 * MB) == 12 &&
+			 leaf_shift(&out[0], KV) == 12 && out[0].n == 3, 1);
+		st_check("layouts: series as sent",
+			 leaf_shift(&out[1], K0) == 21 && leaf_shift(&out[1], K0 + 3 * MB) == 16, 1);
+		st_check("layouts: on takes the linear map from its file",
+			 leaf_shift(&out[2], K0 + 3 * MB) == 30 && out[2].n == 2 &&
+			 out[2].r[0].start == K0, 1);
+		st_check("layouts: the linear map's bytes, sent and on", lb * 2 + ob, 12 * MB);
+	}
 
 	/* Footprint: 3 pages in one block, per million instructions. */
-	st_setup(&s, "4 4 4K,2M", "8 2 4K,2M");
-	sim_init(&s, 1, st_layouts, 2, &one, 1);
+	st_setup(&s, "4 4 4K,2M", "8 2 4K,2M", 1);
+	sim_add(&s, 0, &st_core, 1, 0);
+	sim_add(&s, 1, &st_core, 1, 0);
 	n = 0;
 	for (i = 0; i < 2; i++) {
 		r[n++] = D(K0, 0);
 		r[n++] = D(K0 + 4096, 0);
 		r[n++] = D(K0 + 8192, 0);
-		r[n++] = D(U0, 0);	/* user pages do not count */
+		r[n++] = UD(U0, 0);	/* user pages do not count */
 		r[n++] = CNT(600000, 400000);
 	}
 	st_run(&s, r, n);
 	st_check("footprint: windows", s.fp[0].windows, 2);
 	st_check("footprint: base pages", s.fp[0].distinct, 6);
-	st_check("footprint: blocks", s.fp[1].distinct, 2);
-	st_check("footprint: instructions", s.kinsns + s.uinsns, 2000000);
+	st_check("footprint: blocks", s.fp[s.vcpus].distinct, 2);
+	st_check("footprint: instructions", s.c.kinsns + s.c.uinsns, 2000000);
 
 	st_filter(LM_FILTER, 1);
 	st_filter(8, 0);
+	st_recording();
 	printf("1..%d\n", st_n);
 	return st_failed;
 }
@@ -239,8 +728,11 @@ static int selftest(void)
 
 int main(int argc, char **argv)
 {
-	if (argc == 2 && !strcmp(argv[1], "--selftest"))
-		return selftest();
-	fprintf(stderr, "usage: tlbsim --selftest\n");
+	if (argc == 3 && !strcmp(argv[1], "--selftest"))
+		return selftest(argv[2]);
+	if (argc > 1 && !strcmp(argv[1], "replay"))
+		return replay(argc - 2, argv + 2);
+	fprintf(stderr, "usage: tlbsim --selftest PARAMS_DIR\n"
+		"       tlbsim replay [--variants] --params TSV [--params TSV...] REC OUT\n");
 	return 2;
 }

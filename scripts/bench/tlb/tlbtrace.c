@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tlbtrace: a QEMU TCG plugin that runs the TLB model (tlbmodel.h) on the
- * guest's memory accesses as they happen, between the guest's start and
- * stop markers (tlbmark.c), for three layouts of the kernel's page
- * tables at once, and writes the results of each window as JSON.
+ * guest's memory accesses as they happen, from the first layout the guest
+ * sends (tlbmark.c) to the end, for three layouts of the kernel's page
+ * tables at once, and writes the results of each window between the
+ * guest's start and stop markers as JSON.
  *
- *   -plugin tlbtrace.so,out=FILE,params=TSV[,on=LAYOUT]
+ *   -plugin tlbtrace.so,out=FILE,params=TSV[,on=LAYOUT][,rec=FILE.zst]
+ *
+ * rec= also writes what the model is handed, compressed, for tlbsim to
+ * replay against other cores and variants (and to check that it counts
+ * as the plugin does).
  *
  * TCG has no architectural TLB, and QEMU 7.2's plugins cannot read guest
  * registers or memory: the plugin sees virtual addresses, not the page
@@ -30,7 +35,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = LM_QEMU_PLUGIN_API;
 struct vcpu {
 	uint64_t dpage[LM_FILTER], ipage[LM_FILTER];
 	uint64_t kinsns, uinsns;	/* since the last count record */
-	unsigned long gen, wgen;
+	unsigned long gen;
 };
 
 static struct vcpu *vcpus;
@@ -38,33 +43,42 @@ static unsigned int nr_vcpus;
 static const char *out_path;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sim sim;
-static struct layout layouts[3], on_file;
-static unsigned int nr_layouts;
+static struct core core;
+static struct layout on_file;
+static FILE *rec_file;
 static uint64_t nr_accesses, nr_sent, nr_bad_layouts;
-/* DC ZVA zeroes a block without a memory callback: counted per window. */
-static uint64_t nr_zva[2];
-static volatile int recording;
+/*
+ * Set once the first layout has arrived: from then on every access is
+ * modelled, inside windows or not, so a window starts warm.
+ */
+static volatile int modelling;
 /*
  * Bumped, under the lock, by a broadcast invalidation and by a window's
  * start: each vCPU empties its filter when it sees a new value, in its
  * next callback. With vCPUs on parallel threads (no -icount), an access
  * that races with the bump can still be left out: the filter is exact
- * when one vCPU runs at a time, as make bench-tlb runs them. window_gen
- * zeroes the instruction counts a vCPU carries into a new window.
+ * when one vCPU runs at a time, as make bench-tlb runs them.
  */
-static volatile unsigned long flush_gen, window_gen;
+static volatile unsigned long flush_gen;
 
 /* The layout being received. */
-static struct range *rx;
-static unsigned char *rx_linear;
-static size_t nrx, caprx;
+static struct rx_layout rx;
+static size_t caprx;
 static uint64_t rx_word[2];
 static int rx_sym, rx_wi, receiving;
+
+/* Under the lock. */
+static void model(uint64_t rec)
+{
+	if (rec_file)
+		rec_put(rec_file, rec);
+	sim_record(&sim, rec);
+}
 
 static void record(uint64_t rec)
 {
 	pthread_mutex_lock(&lock);
-	sim_record(&sim, rec);
+	model(rec);
 	pthread_mutex_unlock(&lock);
 }
 
@@ -80,10 +94,6 @@ static void check_gen(struct vcpu *v)
 		v->gen = flush_gen;
 		filter_reset(v);
 	}
-	if (v->wgen != window_gen) {
-		v->wgen = window_gen;
-		v->kinsns = v->uinsns = 0;
-	}
 }
 
 static void emit_count(unsigned int cpu, struct vcpu *v)
@@ -93,72 +103,6 @@ static void emit_count(unsigned int cpu, struct vcpu *v)
 	record(LM_REC(v->kinsns << LM_COUNT_BITS | v->uinsns, LM_T_COUNT, cpu));
 	v->kinsns = v->uinsns = 0;
 	filter_reset(v);
-}
-
-static int range_cmp(const void *a, const void *b)
-{
-	const struct range *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static void set_layout(struct layout *l, struct range *r, size_t n,
-		       uint64_t lin_start, uint64_t lin_end)
-{
-	qsort(r, n, sizeof(*r), range_cmp);
-	free(l->r);
-	l->r = r;
-	l->n = n;
-	l->lin_start = lin_start;
-	l->lin_end = lin_end;
-}
-
-/* The three layouts from the one just received. */
-static void build_layouts(void)
-{
-	uint64_t ls = ~0ULL, le = 0;
-	struct range *full = malloc(nrx * sizeof(*rx)), *ser = malloc(nrx * sizeof(*rx));
-	struct range *on = malloc((nrx + on_file.n) * sizeof(*rx));
-	size_t i, non = 0;
-
-	if (!full || !ser || !on) {
-		fputs("tlbtrace: out of memory for a layout\n", stderr);
-		exit(1);
-	}
-	for (i = 0; i < nrx; i++) {
-		ser[i] = full[i] = rx[i];
-		if (rx_linear[i]) {
-			full[i].shift = base_shift;
-			ls = rx[i].start < ls ? rx[i].start : ls;
-			le = rx[i].end > le ? rx[i].end : le;
-		} else {
-			on[non++] = rx[i];
-		}
-	}
-	for (i = 0; i < on_file.n; i++)
-		if (on_file.r[i].start >= on_file.lin_start &&
-		    on_file.r[i].end <= on_file.lin_end)
-			on[non++] = on_file.r[i];
-	set_layout(&layouts[0], full, nrx, ls, le);
-	set_layout(&layouts[1], ser, nrx, ls, le);
-	if (nr_layouts == 3)
-		set_layout(&layouts[2], on, non, ls, le);
-	else
-		free(on);
-}
-
-/* Sorted, each range non-empty with a shift a leaf can have, some linear. */
-static int rx_valid(void)
-{
-	int linear = 0;
-	size_t i;
-
-	for (i = 0; i < nrx; i++) {
-		if (!range_valid(i ? &rx[i - 1] : NULL, &rx[i]))
-			return 0;
-		linear |= rx_linear[i];
-	}
-	return linear;
 }
 
 static void rx_symbol(unsigned int sym)
@@ -172,19 +116,19 @@ static void rx_symbol(unsigned int sym)
 	if (++rx_wi < 2)
 		return;
 	rx_wi = 0;
-	if (nrx == caprx) {
+	if (rx.n == caprx) {
 		caprx = caprx ? caprx * 2 : 4096;
-		rx = realloc(rx, caprx * sizeof(*rx));
-		rx_linear = realloc(rx_linear, caprx);
-		if (!rx || !rx_linear) {
+		rx.r = realloc(rx.r, caprx * sizeof(*rx.r));
+		rx.linear = realloc(rx.linear, caprx);
+		if (!rx.r || !rx.linear) {
 			fputs("tlbtrace: out of memory for a layout\n", stderr);
 			exit(1);
 		}
 	}
-	rx[nrx].start = rx_word[0] & ~0xfffULL;
-	rx[nrx].shift = rx_word[0] & 0x3f;
-	rx[nrx].end = rx_word[1];
-	rx_linear[nrx++] = rx_word[0] >> 6 & 1;
+	rx.r[rx.n].start = rx_word[0] & ~0xfffULL;
+	rx.r[rx.n].shift = rx_word[0] & 0x3f;
+	rx.r[rx.n].end = rx_word[1];
+	rx.linear[rx.n++] = rx_word[0] >> 6 & 1;
 	rx_word[0] = rx_word[1] = 0;
 }
 
@@ -195,31 +139,31 @@ static void command(unsigned int cpu, unsigned int off)
 
 	switch (op) {
 	case LM_MARK_START:
-		if (recording)
+		if (sim.in_window || !modelling)
 			break;
+		/*
+		 * Every vCPU's instructions so far belong before the
+		 * window: the others' are counted when they next tick,
+		 * which may put up to LM_TICK of them on the wrong side.
+		 */
+		emit_count(cpu, v);
 		pthread_mutex_lock(&lock);
 		flush_gen++;
-		window_gen++;
-		nr_zva[0] = nr_zva[1] = 0;
-		sim_record(&sim, LM_REC(off, LM_T_MARK, cpu));
-		recording = 1;
+		model(LM_REC(off, LM_T_MARK, cpu));
 		pthread_mutex_unlock(&lock);
 		check_gen(v);
 		break;
 	case LM_MARK_STOP:
-		if (!recording)
+		if (!sim.in_window)
 			break;
 		emit_count(cpu, v);
 		pthread_mutex_lock(&lock);
-		recording = 0;
-		sim.zva[0] = nr_zva[0];
-		sim.zva[1] = nr_zva[1];
-		sim_record(&sim, LM_REC(off, LM_T_MARK, cpu));
+		model(LM_REC(off, LM_T_MARK, cpu));
 		fflush(sim.out);
 		pthread_mutex_unlock(&lock);
 		break;
 	case LM_MARK_LAYOUT:
-		nrx = 0;
+		rx.n = 0;
 		rx_sym = rx_wi = 0;
 		rx_word[0] = rx_word[1] = 0;
 		receiving = 1;
@@ -228,20 +172,25 @@ static void command(unsigned int cpu, unsigned int off)
 		if (!receiving)
 			break;
 		receiving = 0;
-		if (rx_sym || rx_wi || (nrx & 0xff) != arg || !rx_valid()) {
+		if (rx_sym || rx_wi || (rx.n & 0xff) != arg || !rx_valid(&rx)) {
 			fprintf(stderr, "tlbtrace: a layout of %zu ranges arrived damaged; kept the last one\n",
-				nrx);
+				rx.n);
 			nr_bad_layouts++;
 			break;
 		}
 		pthread_mutex_lock(&lock);
-		build_layouts();
+		if (rec_file)
+			rec_put_layout(rec_file, LM_T_LAYOUT, rx.r, rx.linear, rx.n);
+		sim_layout(&sim, &rx);
+		flush_gen++;
+		modelling = 1;
 		pthread_mutex_unlock(&lock);
 		nr_sent++;
 		break;
 	}
 }
 
+/* @udata: 1 if the instruction runs at EL1 (its block's address says). */
 static void mem_cb(unsigned int cpu, qemu_plugin_meminfo_t info,
 		   uint64_t vaddr, void *udata)
 {
@@ -255,13 +204,13 @@ static void mem_cb(unsigned int cpu, qemu_plugin_meminfo_t info,
 			rx_symbol((vaddr - LM_MARK_PAGE - 4096) & 0xffff);
 		return;
 	}
-	if (!recording)
+	if (!modelling)
 		return;
 	check_gen(v);
 	if (lm_filter_hit(v->dpage, page))
 		return;
 	nr_accesses++;
-	record(LM_REC(page >> LM_TRACE_SHIFT, LM_T_DATA, cpu));
+	record(LM_REC(page >> LM_TRACE_SHIFT, udata ? LM_T_KDATA : LM_T_DATA, cpu));
 }
 
 /* @udata: the block's first page | its number of instructions. */
@@ -270,7 +219,7 @@ static void tb_cb(unsigned int cpu, void *udata)
 	uint64_t u = (uintptr_t)udata, page = u & ~0xfffULL;
 	struct vcpu *v = &vcpus[cpu];
 
-	if (!recording)
+	if (!modelling)
 		return;
 	check_gen(v);
 	if (page >> 63)
@@ -289,32 +238,33 @@ static void tlbi_cb(unsigned int cpu, void *udata)
 	uintptr_t u = (uintptr_t)udata;
 	unsigned int type = u & 0xff, bcast = u >> 8;
 
-	if (!recording)
+	if (!modelling)
 		return;
-	/* The model ignores invalidation by address: so does the filter. */
+	/*
+	 * Every invalidation empties the filters it reaches, by address
+	 * too: the tlbi_va_l1 variant empties the L1s there.
+	 */
 	pthread_mutex_lock(&lock);
-	if (type != LM_T_FLUSH_VA && bcast)
+	if (bcast)
 		flush_gen++;
-	sim_record(&sim, LM_REC(bcast, type, cpu));
+	model(LM_REC(bcast, type, cpu));
 	pthread_mutex_unlock(&lock);
-	if (type != LM_T_FLUSH_VA)
-		filter_reset(&vcpus[cpu]);
+	filter_reset(&vcpus[cpu]);
 }
 
 /* @udata: 1 for a kernel instruction. */
 static void zva_cb(unsigned int cpu, void *udata)
 {
-	if (!recording)
+	if (!modelling)
 		return;
-	pthread_mutex_lock(&lock);
-	nr_zva[(uintptr_t)udata]++;
-	pthread_mutex_unlock(&lock);
+	record(LM_REC((uintptr_t)udata, LM_T_ZVA, cpu));
 }
 
 /*
  * TLBI is SYS #op1, C8, Cm, #op2, Xt. The EL1 invalidations of all
  * entries (VMALLE1) or of an ASID's (ASIDE1): CRm 7 local, 3 Inner
- * Shareable, 1 Outer Shareable. Anything else with op1 0 is by address.
+ * Shareable, 1 Outer Shareable. Anything else with op1 0 is by address
+ * or by range: CRm 7 and 6 local, the others broadcast.
  */
 static int tlbi_type(uint32_t insn, uintptr_t *udata)
 {
@@ -328,7 +278,7 @@ static int tlbi_type(uint32_t insn, uintptr_t *udata)
 	else if (op2 == 2 && (crm == 7 || crm == 3 || crm == 1))
 		*udata = LM_T_FLUSH_USER | bcast << 8;
 	else
-		*udata = LM_T_FLUSH_VA | 1 << 8;
+		*udata = LM_T_FLUSH_VA | (uintptr_t)(crm != 7 && crm != 6) << 8;
 	return 1;
 }
 
@@ -346,7 +296,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 		qemu_plugin_register_vcpu_mem_cb(insn, mem_cb,
 						 QEMU_PLUGIN_CB_NO_REGS,
-						 QEMU_PLUGIN_MEM_RW, NULL);
+						 QEMU_PLUGIN_MEM_RW,
+						 (void *)(uintptr_t)(page >> 63));
 		if (qemu_plugin_insn_size(insn) != 4)
 			continue;
 		memcpy(&op, qemu_plugin_insn_data(insn), 4);
@@ -365,15 +316,20 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 static void at_exit(qemu_plugin_id_t id, void *udata)
 {
 	pthread_mutex_lock(&lock);
-	recording = 0;
+	modelling = 0;
 	if (sim.in_window)
 		fprintf(stderr, "tlbtrace: QEMU exits inside window %u: left out\n",
 			sim.window_id);
 	sim.in_window = 0;
-	fprintf(sim.out, "\n], \"layouts_received\": %llu, \"layouts_damaged\": %llu}\n",
-		(unsigned long long)nr_sent, (unsigned long long)nr_bad_layouts);
+	fprintf(sim.out, "\n], \"layouts_received\": %llu, \"layouts_damaged\": %llu, "
+		"\"on_mismatch\": %llu}\n",
+		(unsigned long long)nr_sent, (unsigned long long)nr_bad_layouts,
+		(unsigned long long)sim.on_mismatch);
 	if (fclose(sim.out))
 		fprintf(stderr, "tlbtrace: writing %s failed\n", out_path);
+	if (rec_file && pclose(rec_file))
+		fprintf(stderr, "tlbtrace: writing the recording failed\n");
+	rec_file = NULL;
 	pthread_mutex_unlock(&lock);
 	fprintf(stderr, "tlbtrace: %d windows, %llu data accesses modelled, %llu layouts received, to %s\n",
 		sim.windows_out, (unsigned long long)nr_accesses,
@@ -384,8 +340,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 					   const qemu_info_t *info,
 					   int argc, char **argv)
 {
-	static const double scales[] = { 0.5, 1, 2 };
-	const char *params = NULL, *on = NULL;
+	const char *params = NULL, *on = NULL, *rec = NULL;
 	unsigned int i;
 	int arg;
 
@@ -408,8 +363,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			params = argv[arg] + 7;
 		} else if (!strncmp(argv[arg], "on=", 3)) {
 			on = argv[arg] + 3;
+		} else if (!strncmp(argv[arg], "rec=", 4)) {
+			rec = argv[arg] + 4;
 		} else {
-			fprintf(stderr, "tlbtrace: unknown argument '%s' (out=FILE,params=TSV[,on=LAYOUT])\n",
+			fprintf(stderr, "tlbtrace: unknown argument '%s' (out=FILE,params=TSV[,on=LAYOUT][,rec=FILE])\n",
 				argv[arg]);
 			return -1;
 		}
@@ -424,27 +381,23 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			nr_vcpus, LM_MAX_VCPUS);
 		return -1;
 	}
-	params_load(&sim, params);
-	if (sim.l1d.sets != 1 || sim.l1i.sets != 1) {
-		fprintf(stderr, "tlbtrace: %s: the first-level TLBs must be fully associative\n",
-			params);
-		return -1;
-	}
-	strcpy(layouts[0].name, "full");
-	strcpy(layouts[1].name, "series");
-	strcpy(layouts[2].name, "on");
-	nr_layouts = 2;
-	if (on) {
+	core_load(&core, params);
+	if (on)
 		layout_load(&on_file, "on", on);
-		nr_layouts = 3;
-	}
 	vcpus = calloc(nr_vcpus, sizeof(*vcpus));
 	sim.out = fopen(out_path, "w");
 	if (!vcpus || !sim.out) {
 		fprintf(stderr, "tlbtrace: cannot write %s\n", out_path);
 		return -1;
 	}
-	sim_init(&sim, nr_vcpus, layouts, nr_layouts, scales, 3);
+	sim_init(&sim, nr_vcpus, on ? &on_file : NULL);
+	sim_add_inline(&sim, &core);
+	if (rec) {
+		rec_file = rec_open(rec, 1);
+		rec_put(rec_file, LM_REC_MAGIC);
+		rec_put(rec_file, nr_vcpus);
+		rec_put_on(rec_file, on ? &on_file : NULL);
+	}
 	for (i = 0; i < nr_vcpus; i++)
 		filter_reset(&vcpus[i]);
 	fprintf(sim.out, "{\"vcpus\": %u, \"tick\": %d, \"windows\": [", nr_vcpus, LM_TICK);

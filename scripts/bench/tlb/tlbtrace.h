@@ -5,7 +5,9 @@
  * the order they happened (one lock orders them across vCPUs).
  *
  * A record: bits 63..12 a 4 KiB-aligned virtual address or a value,
- * bits 11..8 the type, bits 7..0 the vCPU.
+ * bits 11..8 the type, bits 7..0 the vCPU. A data access is typed by the
+ * exception level of the instruction that made it (perf's :k and :u),
+ * whatever the address it reaches.
  */
 #ifndef LINMAP_TLBTRACE_H
 #define LINMAP_TLBTRACE_H
@@ -52,15 +54,27 @@
 #define LM_MARK_LAYOUT_END	4	/* arg: its number of ranges, mod 256 */
 
 enum lm_rec_type {
-	LM_T_DATA,		/* a load or store to the page */
+	LM_T_DATA,		/* a load or store to the page, by EL0 */
 	LM_T_INSN,		/* instructions fetched from the page */
 	LM_T_COUNT,		/* value: kernel << 26 | user instructions */
 	LM_T_MARK,		/* value: op << 8 | id */
 	LM_T_FLUSH_ALL,		/* TLBI VMALLE1{,IS,OS}: value 1 if broadcast */
 	LM_T_FLUSH_USER,	/* TLBI ASIDE1{,IS,OS}: value 1 if broadcast */
-	LM_T_FLUSH_VA,		/* TLBI by address: the model cannot see which */
+	LM_T_FLUSH_VA,		/* TLBI by address: value 1 if broadcast */
+	LM_T_KDATA,		/* a load or store to the page, by EL1 */
+	LM_T_LAYOUT,		/* value: n; 2n raw words follow (recordings) */
+	LM_T_LAYOUT_ON,		/* the same, rodata=on's linear map (recordings) */
+	LM_T_ZVA,		/* DC ZVA: value 1 by EL1; no address (counted) */
 	LM_NR_TYPES,
 };
+
+/*
+ * A recording (tlbtrace's rec=FILE, tlbsim replay): this header, then
+ * the records the model was handed, in its order, from the first layout
+ * on. A layout record is followed by its ranges, two raw words each:
+ * start | linear << 6 | shift, then end, as the guest sent them.
+ */
+#define LM_REC_MAGIC		0x3143455242544c4cULL	/* "LLTBREC1" */
 
 #define LM_REC(val, type, cpu) \
 	(((uint64_t)(val) << LM_TRACE_SHIFT) | ((uint64_t)(type) << 8) | (cpu))

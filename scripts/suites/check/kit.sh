@@ -42,6 +42,10 @@ expect_fail "kit: make bench-tlb refuses an unknown workload up front" "no workl
 	env TLB_WORKLOADS="memcached bogus" OUT="$T/out-tlb" "$TOP/scripts/bench/tlb.sh"
 expect_fail "kit: make bench-tlb refuses TLB_SECS=1.5 up front" "TLB_SECS takes whole seconds" \
 	env TLB_SECS=1.5 OUT="$T/out-tlb" "$TOP/scripts/bench/tlb.sh"
+expect_fail "kit: make bench-tlb refuses TLB_RUNS=5 up front" "TLB_RUNS takes two counts" \
+	env TLB_RUNS=5 OUT="$T/out-tlb" "$TOP/scripts/bench/tlb.sh"
+expect_fail "kit: make bench-tlb refuses an unknown TLB_CORES table up front" "TLB_CORES: no parameter table" \
+	env TLB_CORES=cortex-z9.tsv OUT="$T/out-tlb" "$TOP/scripts/bench/tlb.sh"
 [ ! -e "$T/out-tlb/tlb" ] || bad "kit: a refused make bench-tlb did no work" "$(ls -A "$T/out-tlb/tlb")"
 refused EL2=yes 'on or off'
 refused IOMMU=smmuv2 'smmuv3 or empty'

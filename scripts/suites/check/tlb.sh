@@ -4,10 +4,25 @@
 
 # ---- 7. the TLB model and its plugin (make bench-tlb) ----------------------
 # The model's self-test (synthetic streams whose misses are counted by
-# hand, and the exactness of the plugin's filter), and the plugin loaded
-# into this QEMU, sent the guest's page tables, modelling one window.
+# hand, the exactness of the plugin's filter, a recording replayed), the
+# mutations of the model each of its cases must catch, and the plugin
+# loaded into this QEMU, sent the guest's page tables, modelling one
+# window and recording it; the recording replayed must count the same.
+# Each "ok N NAME # DETAIL" or "not ok ..." line of a TAP file as a result
+# named PREFIX NAME.
+tap_results() {	# PREFIX FILE
+	local line name
+	while read -r line; do
+		name=$(echo "$line" | sed 's/^\(not \)*ok [0-9]* \([^#]*\).*/\2/; s/ *$//')
+		case $line in
+		"not ok "*) bad "$1$name" "${line#*# }" ;;
+		"ok "*) ok "$1$name" ;;
+		esac
+	done < <(grep '^ok \|^not ok ' "$2")
+}
+
 tlb_check() {
-	local d=$CHECK/tlb line name sum
+	local d=$CHECK/tlb line name sum n1=$TOP/scripts/bench/tlb/neoverse-n1.tsv
 	rm -rf "$d"
 	mkdir -p "$d"
 	if ! tlb_tools "$d" >"$d/build.log" 2>&1; then
@@ -15,15 +30,13 @@ tlb_check() {
 		return 0
 	fi
 	ok "tlb: the plugin and the model build"
-	"$d/tlbsim" --selftest >"$d/selftest.tap" 2>&1
+	"$d/tlbsim" --selftest "$TOP/scripts/bench/tlb" >"$d/selftest.tap" 2>&1
 	grep -q '^1\.\.' "$d/selftest.tap" || bad "tlb: model self-test ran to its end" "$(tail -5 "$d/selftest.tap")"
-	while read -r line; do
-		name=$(echo "$line" | sed 's/^\(not \)*ok [0-9]* \([^#]*\).*/\2/; s/ *$//')
-		case $line in
-		"not ok "*) bad "tlb: model: $name" "${line#*# }" ;;
-		"ok "*) ok "tlb: model: $name" ;;
-		esac
-	done < <(grep '^ok \|^not ok ' "$d/selftest.tap")
+	tap_results "tlb: model: " "$d/selftest.tap"
+	# Each blind spot of the self-test, as a mutation it must catch.
+	"$TOP/scripts/bench/tlb/mutate.sh" "$d/mutations" >"$d/mutations.tap" 2>&1
+	grep -q '^1\.\.' "$d/mutations.tap" || bad "tlb: the mutations ran to their end" "$(tail -5 "$d/mutations.tap")"
+	tap_results "tlb: self-test catches " "$d/mutations.tap"
 	if timeout 30 qemu-system-aarch64 -M virt -display none -nodefaults -S \
 		-plugin "$d/tlbtrace.so,bogus=1" >"$d/refuse.log" 2>&1 </dev/null; then
 		bad "tlb: QEMU refuses the plugin given an unknown argument" "QEMU ran"
@@ -33,7 +46,7 @@ tlb_check() {
 		bad "tlb: QEMU refuses the plugin given an unknown argument" "$(tail -3 "$d/refuse.log")"
 	fi
 	if ! PAGE_SIZE=4K JOB=tlb NAME=tlb LOGDIR=$d SMP=2 BBML2=all CMDLINE=nokaslr \
-		QEMU_PLUGIN="$d/tlbtrace.so,out=$d/sim.json,params=$TOP/scripts/bench/tlb/neoverse-n1.tsv" \
+		QEMU_PLUGIN="$d/tlbtrace.so,out=$d/sim.json,params=$n1,rec=$d/rec.zst" \
 		"$TOP/scripts/job/boot.sh" >"$d/boot.txt" 2>&1 ||
 	   ! grep -q '^ok 1 tlb.marked_window' "$d/tlb.data"; then
 		bad "tlb: the plugin loads in QEMU and models a marked window" "$(tail -8 "$d/boot.txt")"
@@ -47,18 +60,36 @@ w = r["windows"]
 assert len(w) == 1, "%d windows, want 1" % len(w)
 w = w[0]
 L = w["layouts"]
-lin = {n: L[n]["l2"][1]["stats"]["kernel_linear"] for n in L}
+st = {n: L[n]["models"][1]["stats"] for n in L}
+lin = {n: st[n]["kernel_linear"] for n in L}
 assert w["insns_kernel"] > 0 and w["insns_user"] > 0, "no instructions counted"
 assert lin["full"]["access"] > 0, "no linear-map accesses"
-print("%d kernel + %d user instructions, %d linear-map accesses; walks %d with all PTEs, %d with the boot's blocks"
-      % (w["insns_kernel"], w["insns_user"], lin["full"]["access"], lin["full"]["walk"], lin["series"]["walk"]))
-assert lin["series"]["walk"] < lin["full"]["walk"], "blocks take no fewer walks"
+assert st["full"]["kernel_to_user"]["access"] > 0, "no kernel-mode accesses to user memory"
+assert st["full"]["user"]["access"] > 0, "no user-mode accesses"
+print("%d kernel + %d user instructions, %d linear-map accesses; L1 refills %d with all PTEs, %d with the boot's blocks"
+      % (w["insns_kernel"], w["insns_user"], lin["full"]["access"], lin["full"]["l1_miss"], lin["series"]["l1_miss"]))
+assert lin["series"]["l1_miss"] < lin["full"]["l1_miss"], "blocks take no fewer L1 refills"
 PY
 )
 	if [ $? = 0 ]; then
 		ok "tlb: the plugin models a marked window in QEMU $(qemu-system-aarch64 --version | sed -n 's/.*version \([0-9.]*\).*/\1/p'): $sum"
 	else
 		bad "tlb: the plugin models a marked window" "$sum"
+	fi
+	# The recording, replayed off line: the same counts as the plugin's.
+	if ! "$d/tlbsim" replay --params "$n1" "$d/rec.zst" "$d/replay.json" >"$d/replay.log" 2>&1; then
+		bad "tlb: the recording replays" "$(tail -3 "$d/replay.log")"
+	elif sum=$(python3 - "$d/sim.json" "$d/replay.json" <<'PY' 2>&1
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a["windows"] == b["windows"], "the replay's windows differ from the plugin's"
+m = a["windows"][0]["layouts"]["series"]["models"]
+print("%d models, %d data accesses each" % (3 * len(m), sum(m[0]["stats"][c]["access"] for c in m[0]["stats"])))
+PY
+); then
+		ok "tlb: the replay counts what the plugin counted: $sum, $(du -k "$d/rec.zst" | cut -f1) KiB recorded"
+	else
+		bad "tlb: the replay counts what the plugin counted" "$sum"
 	fi
 }
 if [ "$TREE" = series ] && [[ " ${built[*]} " == *" 4K "* ]]; then
