@@ -15,7 +15,7 @@
 #   TLB_WORKLOADS  memcached fio_dmcrypt seqread modload
 #   TLB_RUNS       "5 3": runs of memcached, then of each other workload
 #   TLB_SECS       2: memcaslap's run, in virtual seconds
-#   TLB_CORES      further parameter tables (scripts/bench/tlb/*.tsv) to replay
+#   TLB_CORES      c1-ultra.tsv: further cores' tables (scripts/bench/tlb/) to replay
 # Writes out/tlb/report.md, tlb.json and tlb.png; the recording is
 # out/tlb/rec.zst.
 . "$(dirname "$0")/../lib/lib.sh"
@@ -37,11 +37,12 @@ for w in $WORKLOADS; do
 	for _ in $(seq "$n"); do list+=${list:+,}$w; done
 done
 [ "$(echo "$list" | tr ',' '\n' | wc -l)" -le 200 ] || die "TLB_RUNS: over 200 windows"
-cores=()
-for c in ${TLB_CORES:-}; do
+cores=() names=
+for c in ${TLB_CORES-c1-ultra.tsv}; do
 	[ -f "$c" ] || c=$TOP/scripts/bench/tlb/$c
 	[ -f "$c" ] || die "TLB_CORES: no parameter table '$c'"
 	cores+=(--params "$c")
+	names+=" ${c##*/}"
 done
 [ "$PAGE_SIZE" = 4K ] || die "make bench-tlb measures 4K pages only (the workload guests' kernels)"
 [ "$DEBUG" = on ] || die "make bench-tlb needs DEBUG=on: only the debug kernels have the workload guests' options"
@@ -82,7 +83,7 @@ grep -q '^not ok' "$T/traced.data" && warn "bench-tlb: a workload failed; see $T
 linmap_data section "$T/traced.data" tlb.windows >"$T/windows"
 dcz=$(linmap_data section "$T/traced.data" tlb.dcz_bytes | head -1)
 [[ "$dcz" =~ ^[0-9]+$ ]] || die "bench-tlb: the guest did not say how many bytes a DC ZVA zeroes"
-msg "bench-tlb: replaying $(du -h "$T/rec.zst" | cut -f1) of recording with the model's variants${TLB_CORES:+ and $TLB_CORES}"
+msg "bench-tlb: replaying $(du -h "$T/rec.zst" | cut -f1) of recording with the model's variants${names:+ and$names}"
 "$T/tlbsim" replay --variants --params "$N1" "${cores[@]}" "$T/rec.zst" "$T/replay.json" ||
 	die "bench-tlb: the replay failed"
 python3 "$TOP/scripts/bench/tlb/report.py" "$T" "$dcz" || die "bench-tlb: the report failed"

@@ -334,6 +334,10 @@ static void st_params(void)
 		{ "neoverse-n1.tsv", "l1i", 48, 48, "4K,16K,64K,2M,32M" },
 		{ "neoverse-n1.tsv", "l1d", 48, 48, "4K,16K,64K,2M,512M" },
 		{ "neoverse-n1.tsv", "l2", 1280, 5, "4K,16K,64K,2M,32M,512M,1G" },
+		/* C1-Ultra TRM (108014); its L2's sizes the Cortex-X925's (102807) */
+		{ "c1-ultra.tsv", "l1i", 128, 128, "4K,16K,64K,2M" },
+		{ "c1-ultra.tsv", "l1d", 96, 96, "4K,16K,64K,2M,512M" },
+		{ "c1-ultra.tsv", "l2", 2048, 8, "4K,16K,64K,2M,32M,512M,1G" },
 	};
 	unsigned int i, j;
 
