@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # make bench-tlb: kernel-mode TLB refills per thousand instructions,
 # simulated. The patched kernel (4K pages, rodata=full, BBML2 claimed by
-# all CPUs) runs TLB_WORKLOADS under QEMU -icount with the tlbtrace
+# all CPUs; TLB_SIZE=server: without debug options, 16 GiB, memcached
+# driven from the host; small: make check's debug kernel, 4 GiB, every
+# program inside the guest) runs TLB_WORKLOADS under QEMU -icount with the tlbtrace
 # plugin, which runs a Neoverse N1's TLBs (scripts/bench/tlb/neoverse-n1.tsv,
 # the model in scripts/bench/tlb/tlbmodel.h) on every vCPU's accesses from
 # the guest's first layout on (warm), for three layouts of the linear map
@@ -12,28 +14,47 @@
 # records what it modelled; tlbsim replays the recording against the
 # model's variants (tlbmodel.h) and any further core (TLB_CORES), and the
 # report checks that the replay counts what the plugin counted.
-#   TLB_WORKLOADS  memcached fio_dmcrypt seqread modload
+#   TLB_SIZE       server (16 GiB, 2 GiB item set, 64 connections from the
+#                  host, 256 MiB under dm-crypt, a 1 GiB file) or small
+#   TLB_WORKLOADS  server: memcached_host fio_dmcrypt seqread modload;
+#                  small: memcached fio_dmcrypt seqread modload
 #   TLB_RUNS       "5 3": runs of memcached, then of each other workload
-#   TLB_SECS       2: memcaslap's run, in virtual seconds
+#   TLB_SECS       memcached's window in virtual seconds (server 1, small 2)
 #   TLB_CORES      c1-ultra.tsv: further cores' tables (scripts/bench/tlb/) to replay
 # Writes out/tlb/report.md, tlb.json and tlb.png; the recording is
 # out/tlb/rec.zst.
+
+# The kernel, before lib.sh names its build: server, without debug options
+# but with the workloads' (scripts/job/config.sh WORKLOAD_KERNEL); small,
+# make check's debug one.
+case ${TLB_SIZE:-server} in
+server) export DEBUG=off WORKLOAD_KERNEL=on ;;
+small) export DEBUG=on WORKLOAD_KERNEL=off ;;
+esac
 . "$(dirname "$0")/../lib/lib.sh"
 
-WORKLOADS=${TLB_WORKLOADS:-memcached fio_dmcrypt seqread modload}
+SIZE=${TLB_SIZE:-server}
+case $SIZE in
+server) WORKLOADS=${TLB_WORKLOADS:-memcached_host fio_dmcrypt seqread modload}
+	SECS=${TLB_SECS:-1} MEMORY=16G ;;
+small) WORKLOADS=${TLB_WORKLOADS:-memcached fio_dmcrypt seqread modload}
+	SECS=${TLB_SECS:-2} MEMORY=4G ;;
+*) die "TLB_SIZE takes server or small (got '$SIZE')" ;;
+esac
 RUNS=${TLB_RUNS:-5 3}
-SECS=${TLB_SECS:-2}
 [[ "$SECS" =~ ^[1-9][0-9]*$ ]] || die "TLB_SECS takes whole seconds (got '$SECS')"
 [[ "$RUNS" =~ ^[1-9][0-9]?\ [1-9][0-9]?$ ]] ||
 	die "TLB_RUNS takes two counts, memcached's and the others' (got '$RUNS')"
 list=
 for w in $WORKLOADS; do
 	case $w in
-	memcached|fio_dmcrypt|seqread|modload|stress_ng) ;;
-	*) die "TLB_WORKLOADS: no workload '$w' (memcached fio_dmcrypt seqread modload stress_ng)" ;;
+	memcached|fio_dmcrypt|seqread|modload|stress_ng|memcached_host) ;;
+	*) die "TLB_WORKLOADS: no workload '$w' (memcached memcached_host fio_dmcrypt seqread modload stress_ng)" ;;
 	esac
 	n=${RUNS#* }
 	[ "$w" != memcached ] || n=${RUNS% *}
+	# memcached_host runs its runs itself: the item set is stored once.
+	[ "$w" != memcached_host ] || n=1
 	for _ in $(seq "$n"); do list+=${list:+,}$w; done
 done
 [ "$(echo "$list" | tr ',' '\n' | wc -l)" -le 200 ] || die "TLB_RUNS: over 200 windows"
@@ -45,8 +66,12 @@ for c in ${TLB_CORES-c1-ultra.tsv}; do
 	names+=" ${c##*/}"
 done
 [ "$PAGE_SIZE" = 4K ] || die "make bench-tlb measures 4K pages only (the workload guests' kernels)"
-[ "$DEBUG" = on ] || die "make bench-tlb needs DEBUG=on: only the debug kernels have the workload guests' options"
 require_cmds gcc qemu-system-aarch64 python3 gnuplot zstd
+if [ "$SIZE" = server ]; then
+	extra="linmap.mc_runs=${RUNS% *} linmap.mc_min_mb=2048 linmap.fio_mb=256 linmap.seq_mb=1024 brd.rd_nr=1 brd.rd_size=278528"
+else
+	extra="brd.rd_nr=1 brd.rd_size=40960"
+fi
 T=$OUT/tlb
 N1=$TOP/scripts/bench/tlb/neoverse-n1.tsv
 rm -rf "$T"
@@ -66,19 +91,32 @@ ROOTFS_IMG=$("$TOP/scripts/job/rootfs.sh") || die "bench-tlb: no Debian userspac
 # even rodata=on page-mapped. nokaslr: both boots' linear maps the same.
 common="nokaslr kfence.sample_interval=1000000"
 msg "bench-tlb: rodata=on's layout (a boot without the plugin)"
-SERIES=on JOB=tlb NAME=rodata-on LOGDIR=$T MEM=4G SMP=2 ICOUNT=0 \
+SERIES=on JOB=tlb NAME=rodata-on LOGDIR=$T MEM=$MEMORY SMP=2 ICOUNT=0 \
 	CMDLINE="rodata=on $common" "$TOP/scripts/job/boot.sh" ||
 	die "bench-tlb: the rodata=on boot failed; see $T/rodata-on.log"
 
 python3 "$TOP/scripts/bench/tlb/layout.py" "$T/rodata-on.data" tlb.layout.boot 4K "$T/layout-on" ||
 	die "bench-tlb: no rodata=on layout in $T/rodata-on.data"
 
-msg "bench-tlb: $(echo "$list" | tr ',' '\n' | sort | uniq -c | awk '{printf "%s%s x%s", NR > 1 ? ", " : "", $2, $1}') under the plugin (slow: every memory access is modelled)"
-SERIES=on JOB=tlb NAME=traced LOGDIR=$T MEM=4G SMP=2 ICOUNT=0 QEMU_TIMEOUT=5400 \
-	ROOTFS=$ROOTFS_IMG \
+msg "bench-tlb: $(echo "$list" | tr ',' '\n' | sort | uniq -c | awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1}') under the plugin (slow: every memory access is modelled)"
+# The host's load on memcached_host: mcload.py, through a forwarded port.
+fwd=
+if [[ ",$list," == *,memcached_host,* ]]; then
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	fwd=$port:11211
+	python3 "$TOP/scripts/bench/tlb/mcload.py" "$port" "$T/mcload.json" --conns 64 \
+		--items 524288 --value 4096 --timeout 5400 >"$T/mcload.log" 2>&1 &
+	mcload=$!
+	trap 'kill $mcload 2>/dev/null' EXIT
+fi
+SERIES=on JOB=tlb NAME=traced LOGDIR=$T MEM=$MEMORY SMP=2 ICOUNT=0 QEMU_TIMEOUT=5400 \
+	ROOTFS=$ROOTFS_IMG HOSTFWD=$fwd \
 	QEMU_PLUGIN="$T/tlbtrace.so,out=$T/results.json,params=$N1,on=$T/layout-on,rec=$T/rec.zst" \
-	CMDLINE="rodata=full bbml2_test=all $common brd.rd_nr=1 brd.rd_size=40960 linmap.workloads=$list linmap.wl_secs=$SECS" \
-	"$TOP/scripts/job/boot.sh" || die "bench-tlb: the traced boot failed; see $T/traced.log"
+	CMDLINE="rodata=full bbml2_test=all $common $extra linmap.workloads=$list linmap.wl_secs=$SECS" \
+	"$TOP/scripts/job/boot.sh" || die "bench-tlb: the traced boot failed; see $T/traced.log${fwd:+ and $T/mcload.log}"
+if [ -n "$fwd" ] && ! wait $mcload; then
+	die "bench-tlb: the host's memcached load failed: $(tail -3 "$T/mcload.log")"
+fi
 grep -q '^not ok' "$T/traced.data" && warn "bench-tlb: a workload failed; see $T/traced.log"
 linmap_data section "$T/traced.data" tlb.windows >"$T/windows"
 dcz=$(linmap_data section "$T/traced.data" tlb.dcz_bytes | head -1)

@@ -26,6 +26,10 @@
 #                         busy guest timings repeat exactly; the vCPUs then
 #                         share one host thread
 #   QEMU_PLUGIN=<so>[,args]  load a TCG plugin (scripts/bench/tlb.sh's tlbtrace)
+#   HOSTFWD=PORT:GPORT    a virtio network card on QEMU's user network
+#                         (guest 10.0.2.15), host 127.0.0.1:PORT forwarded
+#                         to the guest's TCP port GPORT (make bench-tlb's
+#                         memcached, driven from the host)
 # The console log is always kept; its path is printed. Non-interactive runs
 # fail on timeout, on a missing end marker (panic, crash) and on any kernel
 # splat found by scan-log.sh. The guest's data block is written next to the
@@ -84,6 +88,11 @@ disk DISK2 disk2 readonly=on
 disk SWAP swap
 if [ -n "${ICOUNT:-}" ]; then
 	qemu+=(-icount "shift=$ICOUNT,sleep=off")
+fi
+if [ -n "${HOSTFWD:-}" ]; then
+	[[ "$HOSTFWD" =~ ^[0-9]+:[0-9]+$ ]] || die "HOSTFWD takes PORT:GUEST_PORT (got '$HOSTFWD')"
+	qemu+=(-netdev "user,id=net0,hostfwd=tcp:127.0.0.1:${HOSTFWD%%:*}-10.0.2.15:${HOSTFWD##*:}"
+	       -device virtio-net-device,netdev=net0)
 fi
 if [ -n "${QEMU_PLUGIN:-}" ]; then
 	[ -f "${QEMU_PLUGIN%%,*}" ] || die "no plugin at QEMU_PLUGIN=${QEMU_PLUGIN%%,*}"

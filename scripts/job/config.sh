@@ -15,6 +15,10 @@ frags=("$CONFIGS/base.config" "$CONFIGS/$PAGE_SIZE.config" "$BUILD/va.config")
 # (DEBUG=off), stay as small as they were.
 [ "$PAGE_SIZE" != 4K ] || [ "$DEBUG" != on ] || [ "$KASAN" != off ] ||
 	frags+=("$CONFIGS/workload.config")
+# WORKLOAD_KERNEL=on (make bench-tlb): a kernel without debug options that
+# runs the workloads too, with a network card for a load from the host.
+[ "${WORKLOAD_KERNEL:-off}" = off ] || [ "$DEBUG" = on ] ||
+	frags+=("$CONFIGS/workload.config" "$CONFIGS/net.config")
 if [ "$DEBUG" = on ]; then
 	frags+=("$CONFIGS/debug.config")
 	# Debug options that only one page size's kernel carries.

@@ -220,7 +220,8 @@ TREE=$(tree_name)
 variant_of() {	# PAGE_SIZE VA_BITS [KASAN]
 	local kasan=${3:-$KASAN}
 	echo "$1$([ "$2" = "$(default_va_bits "$1")" ] || echo "-va$2")$([ "$kasan" = off ] ||
-		echo "-kasan-$kasan")$([ "$DEBUG" = on ] || echo -nodebug)"
+		echo "-kasan-$kasan")$([ "$DEBUG" = on ] || echo -nodebug)$([ "${WORKLOAD_KERNEL:-off}" = off ] ||
+		echo -wl)"
 }
 # geometry NAME: "PAGE_SIZE VA_BITS LEVELS BUILD KASAN" of a geometry name
 # (4K, 16K-va47, 4K-kasan-sw), for scripts that handle several.

@@ -27,7 +27,7 @@ while IFS=$'\t' read -r name file subst want; do
 		bad=1
 		continue
 	fi
-	(cd "$d" && ./tlbsim --selftest "$d") >"$d/selftest.tap" 2>&1
+	(cd "$d" && timeout 120 ./tlbsim --selftest "$d") >"$d/selftest.tap" 2>&1
 	caught=$(grep "^not ok [0-9]* $want" "$d/selftest.tap" | head -1)
 	if [ -n "$caught" ]; then
 		echo "ok $n mutation $name # caught: ${caught%% #*}"

@@ -198,29 +198,48 @@ def main(d, dcz=64):
            "walk_cache, tlbi_va_l1, thp_user, end_layout: tlbmodel.h's variants; another "
            "core's name: that core's published TLBs."]
 
-    if "memcached" in runs:
-        r = red("memcached", "dtlb_k")
-        md += ["", "## Against the hardware measurement (memcached): a calibration", "",
+    mc = "memcached_host" if "memcached_host" in runs else "memcached"
+    if mc in runs:
+        r = red(mc, "dtlb_k")
+        md += ["", "## Against the hardware measurement (%s): a calibration" % mc, "",
                "The model is not a measurement: the one measurement is %.1f%% fewer "
                "dTLB-load-misses:k (perf, memcached, AmpereOne, 256 GB). Model, median "
-               "[range] over %d runs:" % (HW, len(runs["memcached"])), "",
+               "[range] over %d runs:" % (HW, len(runs[mc])), "",
                "| what is counted | series vs full |", "|---|---:|",
                "| dTLB:k-like, L1 refills of kernel-mode accesses (perf's count) | %s |" % fmt(r, True),
                "| ... of kernel-mode accesses to kernel addresses only | %s |"
-               % fmt(red("memcached", "dtlb_k_kaddr"), True),
-               "| walks of kernel-mode accesses (DTLB_WALK-like) | %s |" % fmt(red("memcached", "walk_k"), True),
+               % fmt(red(mc, "dtlb_k_kaddr"), True),
+               "| walks of kernel-mode accesses (DTLB_WALK-like) | %s |" % fmt(red(mc, "walk_k"), True),
                "| walks to kernel addresses only (the old headline's count) | %s |"
-               % fmt(red("memcached", "walk_k_kaddr"), True),
-               "| iTLB:k-like | %s |" % fmt(red("memcached", "itlb_k"), True),
+               % fmt(red(mc, "walk_k_kaddr"), True),
+               "| iTLB:k-like | %s |" % fmt(red(mc, "itlb_k"), True),
                "| dTLB:k-like, layout as after the window (end_layout) | %s |"
-               % fmt(red("memcached", "dtlb_k", "end_layout"), True), ""]
-        fp = med([x[1]["footprint"].get("full") for x in runs["memcached"]])
+               % fmt(red(mc, "dtlb_k", "end_layout"), True), ""]
+        fp = med([x[1]["footprint"].get("full") for x in runs[mc]])
         md += ["Footprint: %s distinct linear-map pages per million instructions per vCPU "
                "under rodata=full (the guest's, far below a 256 GB server's); the model's "
                "dTLB:k rate is %s per 1000 instructions under rodata=full." %
-               (fmt(fp), fmt(med(series_of("memcached", "dtlb_k", layout="full"))))]
+               (fmt(fp), fmt(med(series_of(mc, "dtlb_k", layout="full"))))]
         if r:
             md += ["Model / measurement: %.2f (median)." % (-r[0] / HW)]
+
+    path = os.path.join(d, "mcload.json")
+    if os.path.exists(path):
+        lines = [json.loads(x) for x in open(path) if x.strip()]
+        pre = [x for x in lines if "preload_items" in x]
+        rr = [x for x in lines if "run" in x]
+        md += ["", "## memcached_host: the host's load (host time, under the plugin)", ""]
+        if pre:
+            md += ["Item set: %d items of %d bytes (%.0f MiB), stored in %.0f s." % (
+                pre[0]["preload_items"], pre[0]["value_bytes"],
+                pre[0]["preload_items"] * pre[0]["value_bytes"] / 1048576.0,
+                pre[0]["preload_host_secs"]), ""]
+        md += ["| run | connections | ops | misses | P50 ms | P99 ms |", "|---:|---:|---:|---:|---:|---:|"]
+        for x in rr:
+            md.append("| %d | %d | %d | %d | %.2f | %.2f |" % (
+                x["run"], x["conns"], x["ops"], x["misses"], x["p50_ms"] or 0, x["p99_ms"] or 0))
+        md += ["", "Latencies are of an emulated guest under a TLB model, in host time: "
+               "they say the load ran, not how fast a server would serve it."]
 
     md += ["", "## Distinct linear-map translations per million instructions", "",
            "| workload | " + " | ".join(n for n, _ in LAYOUTS) + " |", "|---|---:|---:|---:|"]

@@ -72,11 +72,68 @@ struct entry {
 #define TAG_GLOBAL	(1 << 6)
 #define TAG_WALK	(1 << 7)
 
+/*
+ * A fully associative level also keeps its valid entries in a hash of
+ * their tags (linear probing, a slot holds entry + 1), so that a lookup
+ * costs the same whatever its size; the LRU victim is still the entry
+ * with the oldest stamp.
+ */
 struct tlb {
 	const struct level *lv;
 	struct entry *e;
 	uint64_t clock;
+	uint32_t *hash;
+	unsigned int hmask;
 };
+
+static inline unsigned int hash_of(uint64_t tag, unsigned int mask)
+{
+	return (unsigned int)((tag * 0x9e3779b97f4a7c15ULL) >> 40) & mask;
+}
+
+/* The slot of @tag's entry, or -1. */
+static inline int hash_find(const struct tlb *t, uint64_t tag)
+{
+	unsigned int i = hash_of(tag, t->hmask), n;
+
+	for (n = 0; t->hash[i] && n <= t->hmask; n++) {
+		if (t->e[t->hash[i] - 1].tag == tag)
+			return (int)i;
+		i = (i + 1) & t->hmask;
+	}
+	return -1;
+}
+
+static inline void hash_insert(struct tlb *t, uint64_t tag, unsigned int e)
+{
+	unsigned int i = hash_of(tag, t->hmask), n;
+
+	/* Never full (four slots an entry): the bound only stops a bug. */
+	for (n = 0; t->hash[i] && n <= t->hmask; n++)
+		i = (i + 1) & t->hmask;
+	if (!t->hash[i])
+		t->hash[i] = e + 1;
+}
+
+/* Empty slot @i, moving back the entries a probe would no longer reach. */
+static inline void hash_remove(struct tlb *t, unsigned int i)
+{
+	unsigned int j = i, k, n;
+
+	t->hash[i] = 0;
+	for (n = 0; n <= t->hmask; n++) {
+		j = (j + 1) & t->hmask;
+		if (!t->hash[j])
+			return;
+		k = hash_of(t->e[t->hash[j] - 1].tag, t->hmask);
+		/* Stays if its home k lies cyclically in (i, j]. */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		t->hash[i] = t->hash[j];
+		t->hash[j] = 0;
+		i = j;
+	}
+}
 
 /* The size a leaf of 1 << @shift bytes takes in @lv. */
 static inline unsigned int splinter(const struct level *lv, unsigned int shift)
@@ -101,7 +158,14 @@ static inline void tlb_init(struct tlb *t, const struct level *lv)
 	t->lv = lv;
 	t->e = calloc((size_t)lv->entries, sizeof(*t->e));
 	t->clock = 0;
-	if (!t->e)
+	t->hash = NULL;
+	if (lv->sets == 1) {
+		for (t->hmask = 1; t->hmask < 4 * lv->entries; t->hmask <<= 1)
+			;
+		t->hash = calloc(t->hmask, sizeof(*t->hash));
+		t->hmask--;
+	}
+	if (!t->e || (lv->sets == 1 && !t->hash))
 		die("out of memory%s", "");
 }
 
@@ -115,8 +179,27 @@ static inline int tlb_lookup(struct tlb *t, uint64_t va, unsigned int s, unsigne
 	uint64_t vpn = va >> s, tag = vpn << 8 | kind | s;
 	struct entry *set = &t->e[(vpn % t->lv->sets) * t->lv->ways];
 	unsigned int w, victim = 0;
+	int slot;
 
 	t->clock++;
+	if (t->hash) {
+		slot = hash_find(t, tag);
+		if (slot >= 0) {
+			t->e[t->hash[slot] - 1].used = t->clock;
+			return 1;
+		}
+		for (w = 1; w < t->lv->ways; w++)
+			if (set[w].used < set[victim].used)
+				victim = w;
+		/* Always found; a lost one shows in the self-test's hash case. */
+		slot = set[victim].used ? hash_find(t, set[victim].tag) : -1;
+		if (slot >= 0)
+			hash_remove(t, slot);
+		set[victim].tag = tag;
+		set[victim].used = t->clock;
+		hash_insert(t, tag, victim);
+		return 0;
+	}
 	for (w = 0; w < t->lv->ways; w++) {
 		if (set[w].tag == tag && set[w].used) {
 			set[w].used = t->clock;
@@ -140,9 +223,15 @@ static inline void tlb_flush(struct tlb *t, int user_only)
 {
 	unsigned int i;
 
-	for (i = 0; i < t->lv->entries; i++)
-		if (!user_only || !(t->e[i].tag & TAG_GLOBAL))
-			t->e[i].used = 0;
+	if (t->hash && !user_only)
+		memset(t->hash, 0, (t->hmask + 1) * sizeof(*t->hash));
+	for (i = 0; i < t->lv->entries; i++) {
+		if (!t->e[i].used || (user_only && (t->e[i].tag & TAG_GLOBAL)))
+			continue;
+		if (t->hash && user_only && hash_find(t, t->e[i].tag) >= 0)
+			hash_remove(t, hash_find(t, t->e[i].tag));
+		t->e[i].used = 0;
+	}
 }
 
 /* ---- layouts ----------------------------------------------------------- */
@@ -560,6 +649,29 @@ static inline const struct layout *model_layout(const struct sim *s, const struc
 	return &s->lay[m->layout];
 }
 
+/* A kernel address's leaf in one layout, looked up once per access. */
+struct where {
+	const struct layout *l;
+	unsigned int shift;
+	int linear;
+};
+
+static inline unsigned int where_slot(const struct sim *s, const struct model *m,
+				      const struct layout *l)
+{
+	return m->layout + (l == &s->end[m->layout] ? NR_LAYOUTS : 0);
+}
+
+static inline const struct where *where_of(struct where *w, const struct layout *l, uint64_t va)
+{
+	if (w->l != l) {
+		w->l = l;
+		w->shift = leaf_shift(l, va);
+		w->linear = va >= l->lin_start && va < l->lin_end;
+	}
+	return w;
+}
+
 /* Distinct linear-map leaves per window of FP_WINDOW instructions. */
 static inline void fp_touch(struct footprint *f, uint64_t key)
 {
@@ -618,14 +730,16 @@ static inline int l2_access(struct model *m, unsigned int cpu, uint64_t va,
 /* A data access by @kernel mode (the instruction's exception level). */
 static inline void do_data(struct sim *s, unsigned int cpu, uint64_t va, int kernel)
 {
+	struct where cache[2 * NR_LAYOUTS] = { { 0 } };
 	int kaddr = va >> 63;
 	unsigned int i;
 
 	for (i = 0; i < s->nmodels; i++) {
 		struct model *m = &s->m[i];
 		const struct layout *l = model_layout(s, m);
-		unsigned int shift = kaddr ? leaf_shift(l, va) : base_shift;
-		int linear = kaddr && va >= l->lin_start && va < l->lin_end;
+		const struct where *w = kaddr ? where_of(&cache[where_slot(s, m, l)], l, va) : NULL;
+		unsigned int shift = w ? w->shift : base_shift;
+		int linear = w && w->linear;
 		int c = !kernel ? C_USER : !kaddr ? C_KUSER : linear ? C_KLIN : C_KOTHER;
 
 		if (!kaddr && (m->variant & V_THP))
@@ -649,14 +763,16 @@ static inline void do_data(struct sim *s, unsigned int cpu, uint64_t va, int ker
 /* Instructions fetched from @va's page: the page says the mode. */
 static inline void do_insn(struct sim *s, unsigned int cpu, uint64_t va)
 {
+	struct where cache[2 * NR_LAYOUTS] = { { 0 } };
 	int kernel = va >> 63;
 	unsigned int i;
 
 	for (i = 0; i < s->nmodels; i++) {
 		struct model *m = &s->m[i];
 		const struct layout *l = model_layout(s, m);
-		unsigned int shift = kernel ? leaf_shift(l, va) : base_shift;
-		int linear = kernel && va >= l->lin_start && va < l->lin_end;
+		const struct where *w = kernel ? where_of(&cache[where_slot(s, m, l)], l, va) : NULL;
+		unsigned int shift = w ? w->shift : base_shift;
+		int linear = w && w->linear;
 
 		if (m->l1_owner == i)
 			m->hit = tlb_access(&m->l1i[cpu], va, shift, kernel);
@@ -926,13 +1042,28 @@ static inline void rec_put_on(FILE *f, const struct layout *on)
 	rec_put(f, on->lin_end);
 }
 
-static inline int rec_get(FILE *f, uint64_t *w)
+/* A recording being read, a block at a time. */
+struct rec_in {
+	FILE *f;
+	uint64_t buf[1 << 14];
+	size_t n, i;
+};
+
+static inline int rec_get(struct rec_in *in, uint64_t *w)
 {
-	return fread(w, sizeof(*w), 1, f) == 1;
+	if (in->i == in->n) {
+		in->n = fread(in->buf, sizeof(in->buf[0]), sizeof(in->buf) / sizeof(in->buf[0]),
+			      in->f);
+		in->i = 0;
+		if (!in->n)
+			return 0;
+	}
+	*w = in->buf[in->i++];
+	return 1;
 }
 
 /* The ranges of a layout record of @n ranges; false on a short file. */
-static inline int rec_get_layout(FILE *f, uint64_t n, struct rx_layout *x)
+static inline int rec_get_layout(struct rec_in *f, uint64_t n, struct rx_layout *x)
 {
 	uint64_t a, b;
 	size_t i;

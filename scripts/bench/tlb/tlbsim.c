@@ -29,12 +29,16 @@ struct ends {
 	size_t n, cap;
 };
 
-static FILE *rec_start(const char *path, unsigned int *vcpus, struct layout *on, int *have_on)
+static struct rec_in *rec_start(const char *path, unsigned int *vcpus, struct layout *on,
+				 int *have_on)
 {
-	FILE *f = rec_open(path, 0);
+	struct rec_in *f = calloc(1, sizeof(*f));
 	uint64_t w, n;
 	struct rx_layout x = { 0 };
 
+	if (!f)
+		die("out of memory%s", "");
+	f->f = rec_open(path, 0);
 	if (!rec_get(f, &w) || w != LM_REC_MAGIC)
 		die("%s is not a tlbtrace recording", path);
 	if (!rec_get(f, &w) || !w || w > LM_MAX_VCPUS)
@@ -62,7 +66,7 @@ static void scan_ends(const char *path, struct ends *e)
 	struct layout on = { .name = "on" };
 	int have_on, after = -1;
 	uint64_t r;
-	FILE *f = rec_start(path, &vcpus, &on, &have_on);
+	struct rec_in *f = rec_start(path, &vcpus, &on, &have_on);
 
 	while (rec_get(f, &r)) {
 		unsigned int type = LM_REC_TYPE(r);
@@ -88,7 +92,8 @@ static void scan_ends(const char *path, struct ends *e)
 			after = -1;
 		}
 	}
-	pclose(f);
+	pclose(f->f);
+	free(f);
 	free(on.r);
 }
 
@@ -102,7 +107,7 @@ static int replay(int argc, char **argv)
 	unsigned int ncores = 0, vcpus, i, l, window = 0;
 	int variants = 0, have_on, rc;
 	uint64_t r, layouts = 0;
-	FILE *f;
+	struct rec_in *f;
 
 	for (; argc > 2 && !strncmp(argv[0], "--", 2); argc--, argv++) {
 		if (!strcmp(argv[0], "--variants")) {
@@ -150,7 +155,8 @@ static int replay(int argc, char **argv)
 		}
 		sim_record(&s, r);
 	}
-	rc = pclose(f);
+	rc = pclose(f->f);
+	free(f);
 	if (s.in_window)
 		fprintf(stderr, "tlbsim: the recording ends inside window %u: left out\n",
 			s.window_id);
@@ -320,6 +326,41 @@ static void st_filter(unsigned int depth, int want_same)
 			 b.c.records < a.c.records / 2, 1);
 	else
 		st_check("filter: a deeper filter changes some count", diff > 0, 1);
+}
+
+/*
+ * The hashed lookup of a fully associative level against the plain scan
+ * of every way: the same hits on a random stream of kernel and user
+ * pages of two sizes, with user and full flushes.
+ */
+static void st_hash(void)
+{
+	struct level lv;
+	struct tlb h, p;
+	uint64_t seed = 99;
+	unsigned int i, same = 0;
+
+	st_level(&lv, "48 48 4K,2M");
+	tlb_init(&h, &lv);
+	tlb_init(&p, &lv);
+	free(p.hash);
+	p.hash = NULL;
+	for (i = 0; i < 300000; i++) {
+		uint64_t r, va;
+		int user;
+
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		r = seed >> 33;
+		user = r & 1;
+		va = (user ? U0 : K0) + (r >> 2) % 120 * 4096;
+		if (r % 997 == 0) {
+			tlb_flush(&h, user);
+			tlb_flush(&p, user);
+		}
+		same += tlb_access(&h, va, r & 2 ? 21 : 12, !user) ==
+			tlb_access(&p, va, r & 2 ? 21 : 12, !user);
+	}
+	st_check("hash: a hashed fully associative level hits as a plain one", same, 300000);
 }
 
 /* The published tables, read through the plugin's loader. */
@@ -721,6 +762,7 @@ static int selftest(const char *dir)
 	st_check("footprint: blocks", s.fp[s.vcpus].distinct, 2);
 	st_check("footprint: instructions", s.c.kinsns + s.c.uinsns, 2000000);
 
+	st_hash();
 	st_filter(LM_FILTER, 1);
 	st_filter(8, 0);
 	st_recording();

@@ -42,6 +42,8 @@ expect_fail "kit: make bench-tlb refuses an unknown workload up front" "no workl
 	env TLB_WORKLOADS="memcached bogus" OUT="$T/out-tlb" "$TOP/scripts/bench/tlb.sh"
 expect_fail "kit: make bench-tlb refuses TLB_SECS=1.5 up front" "TLB_SECS takes whole seconds" \
 	env TLB_SECS=1.5 OUT="$T/out-tlb" "$TOP/scripts/bench/tlb.sh"
+expect_fail "kit: make bench-tlb refuses TLB_SIZE=huge up front" "TLB_SIZE takes server or small" \
+	env TLB_SIZE=huge OUT="$T/out-tlb" "$TOP/scripts/bench/tlb.sh"
 expect_fail "kit: make bench-tlb refuses TLB_RUNS=5 up front" "TLB_RUNS takes two counts" \
 	env TLB_RUNS=5 OUT="$T/out-tlb" "$TOP/scripts/bench/tlb.sh"
 expect_fail "kit: make bench-tlb refuses an unknown TLB_CORES table up front" "TLB_CORES: no parameter table" \
