@@ -3,8 +3,8 @@
 """make bench-tlb's report: DIR/report.md, DIR/tlb.json, DIR/tlb.png.
 
 Reads what scripts/bench/tlb.sh left in DIR: the windows (ID=NAME.RUN
-lines), the plugin's results.json and the replay's replay.json (the same
-recording, every variant). The headline counts what perf counts on arm64
+lines), the plugin's results.json and the replays' replay-*.json (the
+same recording, the variants and other cores). The headline counts what perf counts on arm64
 (drivers/perf/arm_pmuv3.c maps dTLB-load-misses to L1D_TLB_REFILL and
 iTLB-load-misses to L1I_TLB_REFILL): first-level TLB refills made by
 kernel-mode instructions, to any address, per 1000 instructions of every
@@ -106,27 +106,30 @@ def main(d, dcz=64):
     if not windows:
         raise SystemExit("report.py: no measured windows in %s/windows" % d)
     inline = json.load(open(os.path.join(d, "results.json")))
-    path = os.path.join(d, "replay.json")
-    replay = json.load(open(path)) if os.path.exists(path) else inline
-    for r in (inline, replay):
+    replays = [json.load(open(os.path.join(d, f))) for f in sorted(os.listdir(d))
+               if f.startswith("replay") and f.endswith(".json")] or [inline]
+    for r in [inline] + replays:
         if r["layouts_damaged"]:
             raise SystemExit("report.py: %d layouts arrived damaged" % r["layouts_damaged"])
         if r.get("on_mismatch"):
             raise SystemExit("report.py: rodata=on's layout maps other RAM than the guest's "
                              "(%d layouts)" % r["on_mismatch"])
-    # The replay must count what the plugin counted, model for model.
+    # Each replay must count what the plugin counted, model for model;
+    # then their other models join the plugin's.
     ib = {w["id"]: w for w in inline["windows"]}
     agree = 0
-    for w in replay["windows"]:
-        for name in w["layouts"]:
-            plain = [m for m in w["layouts"][name]["models"] if m["variant"] == "base"
-                     and m["core"] == "neoverse-n1"]
-            want = ib[w["id"]]["layouts"][name]["models"]
-            if plain != want:
-                raise SystemExit("report.py: the replay of window %d (%s) differs from the plugin's"
-                                 % (w["id"], name))
-            agree += len(plain)
-    by_id = {w["id"]: w for w in replay["windows"]}
+    for replay in replays:
+        for w in replay["windows"]:
+            for name in w["layouts"]:
+                models = w["layouts"][name]["models"]
+                plain = [m for m in models if m["variant"] == "base" and m["core"] == "neoverse-n1"]
+                want = ib[w["id"]]["layouts"][name]["models"]
+                if plain != [m for m in want if m["variant"] == "base" and m["core"] == "neoverse-n1"]:
+                    raise SystemExit("report.py: the replay of window %d (%s) differs from the plugin's"
+                                     % (w["id"], name))
+                agree += len(plain)
+                want.extend(m for m in models if m not in plain)
+    by_id = ib
     runs = {}
     for i, name in windows:
         if i not in by_id:
@@ -139,7 +142,8 @@ def main(d, dcz=64):
 
     def red(wl, key, model="base", a="full", b="series"):
         return med([change(r["models"][model][a][key], r["models"][model][b][key])
-                    for _, r in runs[wl] if model in r["models"]])
+                    for _, r in runs[wl] if model in r["models"]
+                    and a in r["models"][model] and b in r["models"][model]])
 
     md = ["# Kernel TLB misses, simulated (make bench-tlb)", "",
           "A Neoverse N1's TLBs (scripts/bench/tlb/neoverse-n1.tsv), warm from the first "
@@ -270,8 +274,8 @@ def main(d, dcz=64):
     with open(dat, "w") as f:
         for wl in runs:
             f.write("%s %s\n" % (wl, " ".join(
-                "%.6f %.6f" % (med(series_of(wl, "dtlb_k", layout=n))[0],
-                               med(series_of(wl, "itlb_k", layout=n))[0])
+                "%.6f %.6f" % ((med(series_of(wl, "dtlb_k", layout=n)) or [0])[0],
+                               (med(series_of(wl, "itlb_k", layout=n)) or [0])[0])
                 for n, _ in LAYOUTS)))
     gp = """set terminal pngcairo size 1200,480 noenhanced
 set output '%s'

@@ -2,13 +2,15 @@
 /*
  * tlbsim: the TLB model (tlbmodel.h) off line.
  *
- *   tlbsim replay [--variants] --params TSV [--params TSV...] REC OUT
+ *   tlbsim replay [--variants all|NAME,...] --params TSV [--params TSV...] REC OUT
  *       Replays a recording of the tlbtrace plugin (rec=) and writes the
  *       results as the plugin does, for every layout: the first core's
- *       models as the plugin runs them (the L2 at three sizes), with
- *       --variants each variant of tlbmodel.h on the first core, and each
+ *       models as the plugin runs them (the L2 at three sizes), each
+ *       variant of tlbmodel.h named (or all) on the first core, and each
  *       further core at its own L2 size. The first core's plain models
  *       must count what the plugin counted (make check compares them).
+ *       Replays of one recording with other variants can run side by
+ *       side, one a core.
  *   tlbsim --selftest DIR
  *       The model on synthetic streams whose misses are counted by hand,
  *       the parameter tables in DIR read through the plugin's loader,
@@ -104,14 +106,26 @@ static int replay(int argc, char **argv)
 	struct layout on = { .name = "on" };
 	struct rx_layout x = { 0 };
 	struct ends e = { 0 };
-	unsigned int ncores = 0, vcpus, i, l, window = 0;
-	int variants = 0, have_on, rc;
+	unsigned int ncores = 0, vcpus, i, l, window = 0, variants = 0;
+	int have_on, rc;
 	uint64_t r, layouts = 0;
 	struct rec_in *f;
 
 	for (; argc > 2 && !strncmp(argv[0], "--", 2); argc--, argv++) {
-		if (!strcmp(argv[0], "--variants")) {
-			variants = 1;
+		if (!strcmp(argv[0], "--variants") && argc > 3) {
+			char *t, *save, *list = argv[1];
+
+			for (t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				for (i = 0; i < V_NR && strcmp(t, variant_name[i]); i++)
+					;
+				if (!strcmp(t, "all"))
+					variants |= (1 << V_NR) - 1;
+				else if (i < V_NR)
+					variants |= 1 << i;
+				else
+					die("no variant '%s' (all, coalesce4, walk_cache, tlbi_va_l1, thp_user, end_layout)", t);
+			}
+			argc--, argv++;
 		} else if (!strcmp(argv[0], "--params") && argc > 3) {
 			if (ncores == 4)
 				die("at most 4 cores%s", "");
@@ -122,15 +136,16 @@ static int replay(int argc, char **argv)
 		}
 	}
 	if (argc != 2 || !ncores)
-		die("usage: tlbsim replay [--variants] --params TSV [--params TSV...] REC OUT%s", "");
-	if (variants)
+		die("usage: tlbsim replay [--variants all|NAME,...] --params TSV [--params TSV...] REC OUT%s", "");
+	if (variants & V_END_LAYOUT)
 		scan_ends(argv[0], &e);
 	f = rec_start(argv[0], &vcpus, &on, &have_on);
 	sim_init(&s, vcpus, have_on ? &on : NULL);
 	sim_add_inline(&s, &cores[0]);
-	for (l = 0; variants && l < s.nlayouts; l++)
+	for (l = 0; l < s.nlayouts; l++)
 		for (i = 0; i < V_NR; i++)
-			sim_add(&s, l, &cores[0], 1, 1 << i);
+			if (variants & 1 << i)
+				sim_add(&s, l, &cores[0], 1, 1 << i);
 	for (i = 1; i < ncores; i++)
 		for (l = 0; l < s.nlayouts; l++)
 			sim_add(&s, l, &cores[i], 1, 0);
@@ -492,7 +507,7 @@ static void st_recording(void)
 	}
 	st_check("replay: the inline model's window, byte for byte",
 		 strlen(inl) > 1000 && strstr(rep, inl + 1) != NULL, 1);
-	snprintf(cmd, sizeof(cmd), "'%s' replay --variants --params '%s' --params '%s' %s %s",
+	snprintf(cmd, sizeof(cmd), "'%s' replay --variants all --params '%s' --params '%s' %s %s",
 		 self, params, params, rec, out);
 	st_check("replay: with the variants and a second core", system(cmd), 0);
 	f = fopen(out, "r");
@@ -779,6 +794,6 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "replay"))
 		return replay(argc - 2, argv + 2);
 	fprintf(stderr, "usage: tlbsim --selftest PARAMS_DIR\n"
-		"       tlbsim replay [--variants] --params TSV [--params TSV...] REC OUT\n");
+		"       tlbsim replay [--variants all|NAME,...] --params TSV [--params TSV...] REC OUT\n");
 	return 2;
 }
