@@ -7,9 +7,10 @@ and this program take turns through one key, lm_phase, on that server:
 
   guest: ready          this program stores ITEMS values of VALUE bytes
                         (the item set), then sets loaded
-  guest: measure.R      this program starts CONNS connections, each a
-                        closed loop of gets of random stored keys (a tenth
-                        sets), sets running.R, and keeps the load on
+  guest: measure.R      (R from 0, the warm-up) this program starts
+                        CONNS connections, each a closed loop of gets of
+                        random stored keys (a tenth sets), sets
+                        running.R, and keeps the load on
   guest: stop.R         (the guest's window is over) the load stops; one
                         JSON line of the run goes to OUT; done.R is set
   guest: end            this program exits
@@ -197,7 +198,7 @@ def main():
         print("mcload: %d items of %d bytes stored in %.0fs" % (a.items, a.value, secs), flush=True)
         ctl.set(b"lm_phase", b"loaded")
         while True:
-            p = wait_phase(ctl, {"end"} | {"measure.%d" % r for r in range(1, 100)}, a.timeout)
+            p = wait_phase(ctl, {"end"} | {"measure.%d" % r for r in range(0, 100)}, a.timeout)
             if p == "end":
                 break
             r = int(p.split(".")[1])
