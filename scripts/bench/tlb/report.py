@@ -240,8 +240,9 @@ def main(d, dcz=64):
                 pre[0]["preload_host_secs"]), ""]
         md += ["| run | connections | ops | misses | P50 ms | P99 ms |", "|---:|---:|---:|---:|---:|---:|"]
         for x in rr:
-            md.append("| %d | %d | %d | %d | %.2f | %.2f |" % (
-                x["run"], x["conns"], x["ops"], x["misses"], x["p50_ms"] or 0, x["p99_ms"] or 0))
+            md.append("| %s | %d | %d | %d | %.2f | %.2f |" % (
+                x["run"] or "0 (warm-up)", x["conns"], x["ops"], x["misses"],
+                x["p50_ms"] or 0, x["p99_ms"] or 0))
         md += ["", "Latencies are of an emulated guest under a TLB model, in host time: "
                "they say the load ran, not how fast a server would serve it."]
 
