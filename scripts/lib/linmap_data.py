@@ -13,6 +13,8 @@ usage:
         ok|fail|skip<TAB>NUMBER NAME<TAB>reason (a SKIP's reason, or a
         failure's directive); --nested: the results one level down
         ('# ok ...', as run_kselftest.sh prints its tests' own)
+  linmap_data.py plans FILE            each TAP stream's plan against the
+        tests it ran; exit 1 on a broken one or no stream at all
   linmap_data.py ktap FILE             the KUnit results in [ktap], one a
         line as for tap, named SUITE.TEST[.CASE]; a suite or test that
         failed without a failed case below it is a result of its own
@@ -103,6 +105,41 @@ def tap(path, nested=False):
     return out
 
 
+def plans(path):
+    """[(program, problem)]: each TAP stream of the [tap] section (from its
+    'TAP version' line) must run the tests its '1..N' plan announces, 1 to
+    N in order, each once; a stream without a plan or a result after the
+    plan's last is a problem too. A stream is named by its first test."""
+    problems, streams, cur = [], [], None
+    for line in sections(path).get("tap", []):
+        if line.startswith("TAP version"):
+            cur = {"plan": None, "nums": [], "name": None}
+            streams.append(cur)
+            continue
+        if cur is None:
+            # Output with no 'TAP version' line (the workloads' own).
+            if not (TAP_RESULT.match(line) or re.match(r"^1\.\.\d+", line)):
+                continue
+            cur = {"plan": None, "nums": [], "name": None}
+            streams.append(cur)
+        m = re.match(r"^1\.\.(\d+)", line)
+        if m and cur["plan"] is None:
+            cur["plan"] = int(m.group(1))
+            continue
+        m = TAP_RESULT.match(line)
+        if m:
+            cur["nums"].append(int(m.group(2)))
+            cur["name"] = cur["name"] or (m.group(3) or "").split(" ")[0]
+    for i, st in enumerate(streams):
+        name = st["name"] or "program %d" % (i + 1)
+        if st["plan"] is None:
+            problems.append((name, "no plan"))
+        elif st["nums"] != list(range(1, st["plan"] + 1)):
+            problems.append((name, "plan 1..%d, ran %s" % (
+                st["plan"], ",".join(map(str, st["nums"])) or "nothing")))
+    return len(streams), problems
+
+
 KTAP_SUBTEST = re.compile(r"^(\s*)# Subtest: (\S+)")
 
 
@@ -167,6 +204,12 @@ def main(argv):
         for r in tap(argv[1], nested=len(argv) == 3):
             print("\t".join(r))
         return 0
+    if len(argv) == 2 and argv[0] == "plans":
+        n, problems = plans(argv[1])
+        for name, why in problems:
+            print("%s: %s" % (name, why))
+        print("%d TAP streams, %d with a broken plan" % (n, len(problems)))
+        return 1 if problems or not n else 0
     if len(argv) == 2 and argv[0] == "ktap":
         for r in ktap(argv[1]):
             print("\t".join(r))

@@ -147,6 +147,16 @@ guest() {
 		return 0
 	fi
 	count_tap "$mode" "$data"
+	# Each program's TAP plan against what it ran: a test that died or
+	# was left out shows here. The check job's guests only: a workload
+	# guest's first kernel does not come back to print its plan.
+	if [ "$job" = check ]; then
+		if w=$(linmap_data plans "$data" 2>&1); then
+			ok "$mode: every TAP plan holds (${w%% TAP*} programs)"
+		else
+			bad "$mode: every TAP plan holds" "$w"
+		fi
+	fi
 	# KUnit runs in the check job: in the workload guests only where a
 	# second kernel (kexec, kdump) ran it.
 	if [ "$job" = check ] || grep -qx '\[ktap\]' "$data"; then

@@ -252,3 +252,18 @@ expect_fail "install-tests: a KDIR without Module.symvers is refused" 'no Module
 	env KDIR="$T/kdir-nosym" OUT="$T/out6" "$TOP/scripts/job/install-tests.sh"
 expect_fail "install-tests: a KDIR that is not an arm64 build is refused" 'not an arm64 kernel build' \
 	env KDIR="$T/kdir-x86" OUT="$T/out6" "$TOP/scripts/job/install-tests.sh"
+
+# The TAP plan check of the check guests (linmap_data plans): a stream
+# that ran fewer tests than it planned, or has no plan, is caught.
+printf '@@LINMAP-BEGIN\n[tap]\nTAP version 13\n1..3\nok 1 a.x\nok 2 a.y\nok 3 a.z\nTAP version 13\n1..2\nok 1 b.x\nok 2 b.y # SKIP why\n@@LINMAP-END rc=0\n' >"$T/plan-ok.data"
+if out=$(linmap_data plans "$T/plan-ok.data" 2>&1); then
+	ok "kit: TAP plans that hold pass ($out)"
+else
+	bad "kit: TAP plans that hold pass" "$out"
+fi
+grep -v '^ok 2 a.y' "$T/plan-ok.data" >"$T/plan-short.data"
+expect_fail "kit: a TAP stream that ran fewer tests than planned is caught" "a.x: plan 1..3, ran 1,3" \
+	linmap_data plans "$T/plan-short.data"
+grep -v '^1\.\.2' "$T/plan-ok.data" >"$T/plan-none.data"
+expect_fail "kit: a TAP stream with no plan is caught" "b.x: no plan" \
+	linmap_data plans "$T/plan-none.data"
