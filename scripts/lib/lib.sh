@@ -110,6 +110,10 @@ case "$DEBUG" in
 on|off) ;;
 *) die "DEBUG must be on or off (got '$DEBUG')" ;;
 esac
+case ${WORKLOAD_KERNEL:-off} in
+on|off) ;;
+*) die "WORKLOAD_KERNEL must be on or off (got '$WORKLOAD_KERNEL')" ;;
+esac
 # KASAN with tags: sw (KASAN_SW_TAGS, tags in the top byte by TBI) or hw
 # (KASAN_HW_TAGS on MTE; the guest gets -machine virt,mte=on).
 KASAN=${KASAN:-off}
@@ -221,7 +225,7 @@ variant_of() {	# PAGE_SIZE VA_BITS [KASAN]
 	local kasan=${3:-$KASAN}
 	echo "$1$([ "$2" = "$(default_va_bits "$1")" ] || echo "-va$2")$([ "$kasan" = off ] ||
 		echo "-kasan-$kasan")$([ "$DEBUG" = on ] || echo -nodebug)$([ "${WORKLOAD_KERNEL:-off}" = off ] ||
-		echo -wl)"
+		[ "$DEBUG" = on ] || echo -wl)"
 }
 # geometry NAME: "PAGE_SIZE VA_BITS LEVELS BUILD KASAN" of a geometry name
 # (4K, 16K-va47, 4K-kasan-sw), for scripts that handle several.
