@@ -107,7 +107,7 @@ def main(d, dcz=64):
         raise SystemExit("report.py: no measured windows in %s/windows" % d)
     inline = json.load(open(os.path.join(d, "results.json")))
     replays = [json.load(open(os.path.join(d, f))) for f in sorted(os.listdir(d))
-               if f.startswith("replay") and f.endswith(".json")] or [inline]
+               if f.startswith("replay") and f.endswith(".json")]
     for r in [inline] + replays:
         if r["layouts_damaged"]:
             raise SystemExit("report.py: %d layouts arrived damaged" % r["layouts_damaged"])
@@ -161,7 +161,9 @@ def main(d, dcz=64):
             fmt(med(series_of(wl, "dtlb_k"))), fmt(med(series_of(wl, "dtlb_k", layout="on"))),
             fmt(red(wl, "dtlb_k"), True), fmt(red(wl, "itlb_k"), True),
             fmt(red(wl, "walk_k"), True), fmt(red(wl, "dtlb_k", a="on"), True)))
-    md += ["", "Each replayed window's plain models equal the plugin's (%d models compared)." % agree]
+    md += ["", ("Each replayed window's plain models equal the plugin's (%d models compared, "
+                "%d replays)." % (agree, len(replays))) if replays else
+           "No replay: the variants and other cores are not in this report."]
 
     md += ["", "## Where kernel-mode data refills go (series against full, median)", "",
            "| workload | to the linear map | other kernel addresses | user addresses (copy_*_user) |",
@@ -192,12 +194,13 @@ def main(d, dcz=64):
         md.append("| %s | %s | %s | %s | %s |" % (wl, fmt(med(zs)), fmt(red(wl, "dtlb_k"), True),
                                                    fmt(med(hi), True), fmt(med(lo), True)))
 
-    md += ["", "## Sensitivity (replayed): dTLB:k series vs full under each variant", "",
+    md += ["", "## Sensitivity (replayed): series vs full under each variant, dTLB:k, then walks", "",
            "| workload | " + " | ".join(k for k in sorted(next(iter(runs.values()))[0][1]["models"])) + " |",
            "|---|" + "---:|" * len(next(iter(runs.values()))[0][1]["models"])]
     keys = sorted(next(iter(runs.values()))[0][1]["models"])
     for wl in runs:
-        md.append("| %s | %s |" % (wl, " | ".join(fmt(red(wl, "dtlb_k", k), True) for k in keys)))
+        md.append("| %s dTLB:k | %s |" % (wl, " | ".join(fmt(red(wl, "dtlb_k", k), True) for k in keys)))
+        md.append("| %s walks | %s |" % (wl, " | ".join(fmt(red(wl, "walk_k", k), True) for k in keys)))
     md += ["", "base: the N1 as published; l2xN: its L2 TLB N times as large; coalesce4, "
            "walk_cache, tlbi_va_l1, thp_user, end_layout: tlbmodel.h's variants; another "
            "core's name: that core's published TLBs."]
