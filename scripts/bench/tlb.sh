@@ -110,7 +110,7 @@ if [[ ",$list," == *,memcached_host,* ]]; then
 	trap 'kill $mcload 2>/dev/null' EXIT
 fi
 SERIES=on JOB=tlb NAME=traced LOGDIR=$T MEM=$MEMORY SMP=2 ICOUNT=0 QEMU_TIMEOUT=5400 \
-	ROOTFS=$ROOTFS_IMG HOSTFWD=$fwd \
+	ICOUNT_SLEEP=$([ -n "$fwd" ] && echo on || echo off) ROOTFS=$ROOTFS_IMG HOSTFWD=$fwd \
 	QEMU_PLUGIN="$T/tlbtrace.so,out=$T/results.json,params=$N1,on=$T/layout-on,rec=$T/rec.zst" \
 	CMDLINE="rodata=full bbml2_test=all $common $extra linmap.workloads=$list linmap.wl_secs=$SECS" \
 	"$TOP/scripts/job/boot.sh" || die "bench-tlb: the traced boot failed; see $T/traced.log${fwd:+ and $T/mcload.log}"

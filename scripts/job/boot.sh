@@ -25,6 +25,10 @@
 #                         jumps to the next timer when every vCPU idles, so
 #                         busy guest timings repeat exactly; the vCPUs then
 #                         share one host thread
+#   ICOUNT_SLEEP=on       ... but an idle guest waits in real time instead of
+#                         jumping to its next timer: for a guest served from
+#                         the host (HOSTFWD), whose TCP timers would
+#                         otherwise expire while the host answers
 #   QEMU_PLUGIN=<so>[,args]  load a TCG plugin (scripts/bench/tlb.sh's tlbtrace)
 #   HOSTFWD=PORT:GPORT    a virtio network card on QEMU's user network
 #                         (guest 10.0.2.15), host 127.0.0.1:PORT forwarded
@@ -87,7 +91,7 @@ disk ROOTFS rootfs readonly=on
 disk DISK2 disk2 readonly=on
 disk SWAP swap
 if [ -n "${ICOUNT:-}" ]; then
-	qemu+=(-icount "shift=$ICOUNT,sleep=off")
+	qemu+=(-icount "shift=$ICOUNT,sleep=${ICOUNT_SLEEP:-off}")
 fi
 if [ -n "${HOSTFWD:-}" ]; then
 	[[ "$HOSTFWD" =~ ^[0-9]+:[0-9]+$ ]] || die "HOSTFWD takes PORT:GUEST_PORT (got '$HOSTFWD')"

@@ -166,6 +166,10 @@ case ${IOMMU:-} in
 ''|smmuv3) ;;
 *) refuse IOMMU "smmuv3 or empty" ;;
 esac
+case ${ICOUNT_SLEEP:-off} in
+on|off) ;;
+*) die "ICOUNT_SLEEP must be on or off (got '$ICOUNT_SLEEP')" ;;
+esac
 [ -z "${ICOUNT:-}" ] || { [[ $ICOUNT =~ ^[0-9]+$ ]] && [ "$ICOUNT" -le 10 ]; } ||
 	refuse ICOUNT "an -icount shift from 0 to 10, or empty"
 [ -z "${QEMU_TIMEOUT:-}" ] || [[ $QEMU_TIMEOUT =~ ^[1-9][0-9]*$ ]] ||

@@ -40,7 +40,7 @@ class Conn:
         while b"\r\n" not in self.buf:
             d = self.s.recv(65536)
             if not d:
-                raise IOError("the server closed the connection")
+                raise ConnectionError("the server closed the connection")
             self.buf += d
         ln, self.buf = self.buf.split(b"\r\n", 1)
         return ln
@@ -49,7 +49,7 @@ class Conn:
         while len(self.buf) < n:
             d = self.s.recv(max(65536, n - len(self.buf)))
             if not d:
-                raise IOError("the server closed the connection")
+                raise ConnectionError("the server closed the connection")
             self.buf += d
         out, self.buf = self.buf[:n], self.buf[n:]
         return out
@@ -121,29 +121,44 @@ def run(port, items, value, conns, ctl, r, timeout):
 
     def worker(seed):
         rnd = random.Random(seed)
-        mine, n = [], {"get": 0, "set": 0, "miss": 0}
-        try:
-            c = Conn(port, timeout)
-            while not stop.is_set():
-                k = key(rnd.randrange(items))
-                t = time.perf_counter()
-                if rnd.random() < 0.1:
-                    c.set(k, value)
-                    n["set"] += 1
-                else:
-                    v = c.get(k)
-                    n["get"] += 1
-                    if v is None:
-                        n["miss"] += 1
-                    elif len(v) != len(value):
-                        raise IOError("get %s: %d bytes, stored %d" % (k.decode(), len(v), len(value)))
-                mine.append(time.perf_counter() - t)
-        except Exception as e:  # noqa: BLE001 - reported below
-            errs.append(str(e))
+        mine, n = [], {"get": 0, "set": 0, "miss": 0, "reconnect": 0}
+        c = None
+        while not stop.is_set():
+            try:
+                if c is None:
+                    c = Conn(port, timeout)
+                one(c, rnd, n, mine)
+            except (ConnectionError, socket.timeout) as e:
+                # A connection QEMU's user network reset: counted, and
+                # opened again, as a client would; too many end the run.
+                c = None
+                n["reconnect"] += 1
+                if n["reconnect"] > 20:
+                    errs.append("connection lost 20 times: %s" % e)
+                    break
+            except Exception as e:  # noqa: BLE001 - reported below
+                errs.append(str(e))
+                break
         with lock:
             lat.extend(mine)
             for x in n:
-                counts[x] += n[x]
+                counts[x] = counts.get(x, 0) + n[x]
+
+    def one(c, rnd, n, mine):
+        k = key(rnd.randrange(items))
+        t = time.perf_counter()
+        if rnd.random() < 0.1:
+            c.set(k, value)
+            n["set"] += 1
+        else:
+            v = c.get(k)
+            n["get"] += 1
+            if v is None:
+                n["miss"] += 1
+            elif len(v) != len(value):
+                raise IOError("get %s: %d bytes, stored %d" % (k.decode(), len(v), len(value)))
+        mine.append(time.perf_counter() - t)
+
     ts = [threading.Thread(target=worker, args=(1000 * r + i,)) for i in range(conns)]
     t0 = time.time()
     for t in ts:
@@ -164,6 +179,7 @@ def run(port, items, value, conns, ctl, r, timeout):
     return {"run": r, "host_secs": round(secs, 2), "ops": ops,
             "ops_per_host_sec": round(ops / secs, 1) if secs else None,
             "gets": counts["get"], "sets": counts["set"], "misses": counts["miss"],
+            "reconnects": counts.get("reconnect", 0),
             "p50_ms": pct(0.5), "p99_ms": pct(0.99), "conns": conns}
 
 
