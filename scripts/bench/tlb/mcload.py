@@ -23,6 +23,7 @@ usage: mcload.py PORT OUT [--items N] [--value BYTES] [--conns N]
 """
 import argparse
 import json
+import math
 import random
 import socket
 import sys
@@ -69,10 +70,40 @@ class Conn:
         p = r.split()
         if len(p) != 4 or p[0] != b"VALUE":
             raise IOError("get %s: %r" % (key.decode(), r))
-        v = self.exactly(int(p[3]) + 2)[:-2]
+        v = self.exactly(int(p[3]) + 2)
+        if v[-2:] != b"\r\n":
+            raise IOError("get %s: the value is not %s bytes" % (key.decode(), p[3].decode()))
+        v = v[:-2]
         if self.line() != b"END":
             raise IOError("get %s: no END" % key.decode())
         return v
+
+
+class Ctl:
+    """The connection that reads and sets lm_phase, opened again when QEMU's
+    user network resets it (at most 20 times)."""
+
+    def __init__(self, port, timeout):
+        self.port, self.timeout, self.c, self.lost = port, timeout, None, 0
+
+    def _do(self, f):
+        while True:
+            try:
+                if self.c is None:
+                    self.c = Conn(self.port, 30)
+                return f(self.c)
+            except (ConnectionError, socket.timeout):
+                self.c = None
+                self.lost += 1
+                if self.lost > 20:
+                    raise
+                time.sleep(1)
+
+    def get(self, key):
+        return self._do(lambda c: c.get(key))
+
+    def set(self, key, value):
+        return self._do(lambda c: c.set(key, value))
 
 
 def wait_phase(c, want, timeout):
@@ -126,11 +157,14 @@ def run(port, items, value, conns, ctl, r, timeout):
         while not stop.is_set():
             try:
                 if c is None:
-                    c = Conn(port, timeout)
+                    # A short timeout: a stopped run must not wait long.
+                    c = Conn(port, 30)
                 one(c, rnd, n, mine)
             except (ConnectionError, socket.timeout) as e:
                 # A connection QEMU's user network reset: counted, and
                 # opened again, as a client would; too many end the run.
+                if c is not None:
+                    c.s.close()
                 c = None
                 n["reconnect"] += 1
                 if n["reconnect"] > 20:
@@ -175,7 +209,8 @@ def run(port, items, value, conns, ctl, r, timeout):
     ops = counts["get"] + counts["set"]
 
     def pct(p):
-        return 1e3 * lat[min(len(lat) - 1, int(p * len(lat)))] if lat else None
+        """Nearest rank: the smallest latency with p of them at or below it."""
+        return 1e3 * lat[max(0, math.ceil(p * len(lat)) - 1)] if lat else None
     return {"run": r, "host_secs": round(secs, 2), "ops": ops,
             "ops_per_host_sec": round(ops / secs, 1) if secs else None,
             "gets": counts["get"], "sets": counts["set"], "misses": counts["miss"],
@@ -194,13 +229,13 @@ def main():
     a = ap.parse_args()
     value = bytes(random.Random(1).randrange(33, 127) for _ in range(a.value))
     end = time.time() + a.timeout
-    ctl = None
-    while ctl is None:
+    ctl = Ctl(a.port, a.timeout)
+    while True:
         try:
-            ctl = Conn(a.port, a.timeout)
             wait_phase(ctl, {"ready"}, a.timeout)
+            break
         except (OSError, IOError):
-            ctl = None
+            ctl = Ctl(a.port, a.timeout)
             if time.time() > end:
                 sys.exit("mcload: memcached on 127.0.0.1:%d never said ready in %ds"
                          % (a.port, a.timeout))

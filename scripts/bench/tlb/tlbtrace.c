@@ -158,9 +158,15 @@ static void command(unsigned int cpu, unsigned int off)
 			break;
 		emit_count(cpu, v);
 		pthread_mutex_lock(&lock);
+		/*
+		 * end_layout models go back to the layout as sent: every
+		 * vCPU's filter empties, as at the start.
+		 */
+		flush_gen++;
 		model(LM_REC(off, LM_T_MARK, cpu));
 		fflush(sim.out);
 		pthread_mutex_unlock(&lock);
+		check_gen(v);
 		break;
 	case LM_MARK_LAYOUT:
 		rx.n = 0;
@@ -213,7 +219,10 @@ static void mem_cb(unsigned int cpu, qemu_plugin_meminfo_t info,
 	record(LM_REC(page >> LM_TRACE_SHIFT, udata ? LM_T_KDATA : LM_T_DATA, cpu));
 }
 
-/* @udata: the block's first page | its number of instructions. */
+/*
+ * @udata: a page the block runs from | the instructions it counts there
+ * (all of them on the block's first page, none on a second one).
+ */
 static void tb_cb(unsigned int cpu, void *udata)
 {
 	uint64_t u = (uintptr_t)udata, page = u & ~0xfffULL;
@@ -285,10 +294,15 @@ static int tlbi_type(uint32_t insn, uintptr_t *udata)
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t i, n = qemu_plugin_tb_n_insns(tb);
-	uint64_t page = qemu_plugin_tb_vaddr(tb) & ~0xfffULL;
+	uint64_t page = qemu_plugin_tb_vaddr(tb) & ~0xfffULL, last;
 
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_cb, QEMU_PLUGIN_CB_NO_REGS,
 					     (void *)(uintptr_t)(page | n));
+	/* A block that runs on into the next page fetches from it too. */
+	last = n ? qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, n - 1)) & ~0xfffULL : page;
+	if (last != page)
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_cb, QEMU_PLUGIN_CB_NO_REGS,
+						     (void *)(uintptr_t)last);
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		uintptr_t udata;
