@@ -84,9 +84,13 @@ check_bringup_split() {
 
 # The churn phase, if the guest ran one: the shadow-model stress while a
 # module was loaded and unloaded and CPUs went offline and online.
-check_churn() {
+check_churn() {	# MODE DATA [CMDLINE: a churn it asks for must have run]
 	local mode=$1 data=$2 k bad_keys=
-	linmap_data has "$data" churn || return 0
+	if ! linmap_data has "$data" churn; then
+		[[ " ${3:-} " != *" linmap.churn="* ]] ||
+			bad "$mode: churn: ran" "the guest was asked for it (linmap.churn=) and kept no [churn] section"
+		return 0
+	fi
 	kv() { linmap_data get "$data" "$1" "$2" || true; }
 	for k in mismatches call_errors audit.violations; do
 		[ "$(kv cpa "$k")" = 0 ] || bad_keys+=" $k=$(kv cpa "$k")"

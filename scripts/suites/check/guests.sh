@@ -100,7 +100,16 @@ hibernate_guest() {	# PAGE_SIZE MODE CMDLINE BOOT-SETTINGS...
 	fi
 	boot_guest "$ps" "$mode" "$@" JOB=resume SWAP="$swap" CMDLINE="$cmd ${CMDLINE:-}"
 	rm -f "$swap"
-	[ -f "$CHECK/$mode.data" ] && count_tap "$mode" "$CHECK/$mode.data"
+	[ -f "$CHECK/$mode.data" ] || return 0
+	# The resumed kernel's data is the first boot's: its module load and
+	# churn are judged as in any guest.
+	if [ "$(linmap_data module "$CHECK/$mode.data")" = loaded ]; then
+		ok "$mode: module loads"
+	else
+		bad "$mode: module loads" "$(sed -n '/insmod failed/,/^\[/p' "$CHECK/$mode.data")"
+	fi
+	count_tap "$mode" "$CHECK/$mode.data"
+	check_churn "$mode" "$CHECK/$mode.data" "$cmd"
 	return 0
 }
 
