@@ -76,6 +76,16 @@ kexec_disk() {	# PAGE_SIZE: prints the image's path
 		rm -rf "$d" && echo "$d.ext4"
 }
 
+# The test module loaded in the guest whose data is DATA.
+module_loaded() {	# MODE DATA
+	if [ "$(linmap_data module "$2")" = loaded ]; then
+		ok "$1: module loads"
+	else
+		bad "$1: module loads" "$(sed -n '/insmod failed/,/^\[/p' "$2")"
+		return 1
+	fi
+}
+
 # The hibernation guests: two boots on one swap disk. The first hibernates
 # and powers off ("linmap: hibernating" ends it well); the second restores
 # the image, and the restored kernel reports the first boot's job.
@@ -103,11 +113,7 @@ hibernate_guest() {	# PAGE_SIZE MODE CMDLINE BOOT-SETTINGS...
 	[ -f "$CHECK/$mode.data" ] || return 0
 	# The resumed kernel's data is the first boot's: its module load and
 	# churn are judged as in any guest.
-	if [ "$(linmap_data module "$CHECK/$mode.data")" = loaded ]; then
-		ok "$mode: module loads"
-	else
-		bad "$mode: module loads" "$(sed -n '/insmod failed/,/^\[/p' "$CHECK/$mode.data")"
-	fi
+	module_loaded "$mode" "$CHECK/$mode.data"
 	count_tap "$mode" "$CHECK/$mode.data"
 	check_churn "$mode" "$CHECK/$mode.data" "$cmd"
 	return 0
@@ -149,12 +155,7 @@ guest() {
 	msg "guest $mode: $cmd${qemu[*]:+ (${qemu[*]})}"
 	boot_guest "$ps" "$mode" JOB=check SMP="$smp" "${qemu[@]}" CMDLINE="$cmd ${CMDLINE:-}" STRESS="$stress"
 	[ -f "$data" ] || return 0
-	if [ "$(linmap_data module "$data")" = loaded ]; then
-		ok "$mode: module loads"
-	else
-		bad "$mode: module loads" "$(sed -n '/insmod failed/,/^\[/p' "$data")"
-		return 0
-	fi
+	module_loaded "$mode" "$data" || return 0
 	count_tap "$mode" "$data"
 	# Each program's TAP plan against what it ran: a test that died or
 	# was left out shows here. The check job's guests only: a workload
