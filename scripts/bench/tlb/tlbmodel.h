@@ -228,8 +228,12 @@ static inline void tlb_flush(struct tlb *t, int user_only)
 	for (i = 0; i < t->lv->entries; i++) {
 		if (!t->e[i].used || (user_only && (t->e[i].tag & TAG_GLOBAL)))
 			continue;
-		if (t->hash && user_only && hash_find(t, t->e[i].tag) >= 0)
-			hash_remove(t, hash_find(t, t->e[i].tag));
+		if (t->hash && user_only) {
+			int slot = hash_find(t, t->e[i].tag);
+
+			if (slot >= 0)
+				hash_remove(t, slot);
+		}
 		t->e[i].used = 0;
 	}
 }
@@ -272,6 +276,13 @@ static inline unsigned int leaf_shift(const struct layout *l, uint64_t va)
 			return l->r[mid].shift;
 	}
 	return base_shift;
+}
+
+static inline int range_cmp(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
 }
 
 static inline void range_push(struct range **r, size_t *n, size_t *cap, struct range x)
@@ -385,19 +396,12 @@ static inline uint64_t build_layouts(struct layout *out, const struct rx_layout 
 			}
 		}
 	}
+	/* "on" merges two lists: sort it (the others are sorted). */
+	qsort(onr, no, sizeof(*onr), range_cmp);
 	for (i = 0; i < NR_LAYOUTS; i++) {
 		struct range *r = i == 0 ? full : i == 1 ? ser : onr;
 		size_t n = i == 0 ? nf : i == 1 ? ns : no;
-		size_t a, b;
 
-		/* "on" merges two lists: sort it (the others are sorted). */
-		for (a = 1; i == 2 && a < n; a++) {
-			struct range k = r[a];
-
-			for (b = a; b > 0 && r[b - 1].start > k.start; b--)
-				r[b] = r[b - 1];
-			r[b] = k;
-		}
 		free(out[i].r);
 		out[i].r = r;
 		out[i].n = n;
@@ -434,6 +438,27 @@ static inline unsigned int parse_size(const char *t)
 	return shift;
 }
 
+/* A level of @entries, @ways and the comma-separated page @sizes. */
+static inline void level_set(struct level *lv, const char *name, unsigned int entries,
+			     unsigned int ways, char *sizes)
+{
+	char *tok, *save;
+
+	if (!ways || !entries || entries % ways)
+		die("%s: entries must be a multiple of ways", name);
+	lv->entries = entries;
+	lv->ways = ways;
+	lv->sets = entries / ways;
+	lv->nsizes = 0;
+	for (tok = strtok_r(sizes, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (lv->nsizes == MAX_SIZES)
+			die("%s: too many page sizes", name);
+		lv->shifts[lv->nsizes++] = parse_size(tok);
+		if (lv->nsizes > 1 && lv->shifts[lv->nsizes - 1] <= lv->shifts[lv->nsizes - 2])
+			die("%s: page sizes must be ascending", name);
+	}
+}
+
 /* A core's TLBs from its parameter table (neoverse-n1.tsv). */
 static inline void core_load(struct core *c, const char *path)
 {
@@ -449,7 +474,6 @@ static inline void core_load(struct core *c, const char *path)
 		*strchr(c->name, '.') = 0;
 	while (fgets(line, sizeof(line), f)) {
 		struct level *lv;
-		char *tok, *save;
 
 		if (line[0] == '#' || line[0] == '\n')
 			continue;
@@ -463,21 +487,7 @@ static inline void core_load(struct core *c, const char *path)
 			lv = &c->l2;
 		else
 			die("unknown TLB '%s' (l1d, l1i, l2)", name);
-		if (!ways || !entries || entries % ways)
-			die("%s: entries must be a multiple of ways", name);
-		lv->entries = entries;
-		lv->ways = ways;
-		lv->sets = entries / ways;
-		lv->nsizes = 0;
-		for (tok = strtok_r(sizes, ",", &save); tok;
-		     tok = strtok_r(NULL, ",", &save)) {
-			if (lv->nsizes == MAX_SIZES)
-				die("%s: too many page sizes", name);
-			lv->shifts[lv->nsizes++] = parse_size(tok);
-			if (lv->nsizes > 1 &&
-			    lv->shifts[lv->nsizes - 1] <= lv->shifts[lv->nsizes - 2])
-				die("%s: page sizes must be ascending", name);
-		}
+		level_set(lv, name, entries, ways, sizes);
 		seen |= lv == &c->l1d ? 1 : lv == &c->l1i ? 2 : 4;
 	}
 	fclose(f);
@@ -933,6 +943,19 @@ static inline void window_stop(struct sim *s)
 	s->have_end = 0;
 }
 
+/* The results file: its head, before any window, and its tail. */
+static inline void sim_json_head(struct sim *s)
+{
+	fprintf(s->out, "{\"vcpus\": %u, \"tick\": %d, \"windows\": [", s->vcpus, LM_TICK);
+}
+
+static inline void sim_json_tail(struct sim *s, uint64_t damaged)
+{
+	fprintf(s->out, "\n], \"layouts_received\": %llu, \"layouts_damaged\": %llu, "
+		"\"on_mismatch\": %llu}\n", (unsigned long long)s->layouts_seen,
+		(unsigned long long)damaged, (unsigned long long)s->on_mismatch);
+}
+
 /* What a recording's reader or the plugin hands the model, in order. */
 static inline void sim_record(struct sim *s, uint64_t r)
 {
@@ -1040,6 +1063,14 @@ static inline void rec_put_on(FILE *f, const struct layout *on)
 	rec_put_layout(f, LM_T_LAYOUT_ON, on->r, NULL, on->n);
 	rec_put(f, on->lin_start);
 	rec_put(f, on->lin_end);
+}
+
+/* A recording's head: its magic, the vCPUs and rodata=on's layout. */
+static inline void rec_put_head(FILE *f, unsigned int vcpus, const struct layout *on)
+{
+	rec_put(f, LM_REC_MAGIC);
+	rec_put(f, vcpus);
+	rec_put_on(f, on);
 }
 
 /* A recording being read, a block at a time. */

@@ -108,7 +108,7 @@ static int replay(int argc, char **argv)
 	struct ends e = { 0 };
 	unsigned int ncores = 0, vcpus, i, l, window = 0, variants = 0;
 	int have_on, rc;
-	uint64_t r, layouts = 0;
+	uint64_t r;
 	struct rec_in *f;
 
 	for (; argc > 2 && !strncmp(argv[0], "--", 2); argc--, argv++) {
@@ -152,7 +152,7 @@ static int replay(int argc, char **argv)
 	s.out = fopen(argv[1], "w");
 	if (!s.out)
 		die("cannot write %s", argv[1]);
-	fprintf(s.out, "{\"vcpus\": %u, \"tick\": %d, \"windows\": [", vcpus, LM_TICK);
+	sim_json_head(&s);
 	while (rec_get(f, &r)) {
 		unsigned int type = LM_REC_TYPE(r);
 
@@ -160,7 +160,6 @@ static int replay(int argc, char **argv)
 			if (!rec_get_layout(f, LM_REC_VAL(r), &x) || !rx_valid(&x))
 				die("%s: a layout is cut short or damaged", argv[0]);
 			sim_layout(&s, &x);
-			layouts++;
 			continue;
 		}
 		if (type == LM_T_MARK && (LM_REC_VAL(r) >> 8) == LM_MARK_START) {
@@ -175,9 +174,7 @@ static int replay(int argc, char **argv)
 	if (s.in_window)
 		fprintf(stderr, "tlbsim: the recording ends inside window %u: left out\n",
 			s.window_id);
-	fprintf(s.out, "\n], \"layouts_received\": %llu, \"layouts_damaged\": 0, "
-		"\"on_mismatch\": %llu}\n", (unsigned long long)layouts,
-		(unsigned long long)s.on_mismatch);
+	sim_json_tail(&s, 0);
 	if (fclose(s.out))
 		die("writing %s failed", argv[1]);
 	if (rc)
@@ -201,10 +198,9 @@ static void st_level(struct level *lv, const char *spec)
 	char sizes[64];
 	unsigned int e, w;
 
-	sscanf(spec, "%u %u %63s", &e, &w, sizes);
-	*lv = (struct level){ e, w, e / w, 0, { 0 } };
-	for (char *t = strtok(sizes, ","); t; t = strtok(NULL, ","))
-		lv->shifts[lv->nsizes++] = parse_size(t);
+	if (sscanf(spec, "%u %u %63s", &e, &w, sizes) != 3)
+		die("bad level '%s' in the self-test", spec);
+	level_set(lv, "self-test", e, w, sizes);
 }
 
 /*
@@ -463,9 +459,7 @@ static void st_recording(void)
 	sim_init(&a, 2, NULL);
 	sim_add_inline(&a, &st_core);
 	f = rec_open(rec, 1);
-	rec_put(f, LM_REC_MAGIC);
-	rec_put(f, 2);
-	rec_put_on(f, NULL);
+	rec_put_head(f, 2, NULL);
 	rec_put_layout(f, LM_T_LAYOUT, lay, lin, 2);
 	sim_layout(&a, &x);
 	recs[n++] = LM_REC(LM_MARK_START << 8 | 7, LM_T_MARK, 0);

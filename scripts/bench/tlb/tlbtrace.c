@@ -46,7 +46,7 @@ static struct sim sim;
 static struct core core;
 static struct layout on_file;
 static FILE *rec_file;
-static uint64_t nr_accesses, nr_sent, nr_bad_layouts;
+static uint64_t nr_accesses, nr_bad_layouts;
 /*
  * Set once the first layout has arrived: from then on every access is
  * modelled, inside windows or not, so a window starts warm.
@@ -191,7 +191,6 @@ static void command(unsigned int cpu, unsigned int off)
 		flush_gen++;
 		modelling = 1;
 		pthread_mutex_unlock(&lock);
-		nr_sent++;
 		break;
 	}
 }
@@ -335,10 +334,7 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 		fprintf(stderr, "tlbtrace: QEMU exits inside window %u: left out\n",
 			sim.window_id);
 	sim.in_window = 0;
-	fprintf(sim.out, "\n], \"layouts_received\": %llu, \"layouts_damaged\": %llu, "
-		"\"on_mismatch\": %llu}\n",
-		(unsigned long long)nr_sent, (unsigned long long)nr_bad_layouts,
-		(unsigned long long)sim.on_mismatch);
+	sim_json_tail(&sim, nr_bad_layouts);
 	if (fclose(sim.out))
 		fprintf(stderr, "tlbtrace: writing %s failed\n", out_path);
 	if (rec_file && pclose(rec_file))
@@ -347,7 +343,7 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 	pthread_mutex_unlock(&lock);
 	fprintf(stderr, "tlbtrace: %d windows, %llu data accesses modelled, %llu layouts received, to %s\n",
 		sim.windows_out, (unsigned long long)nr_accesses,
-		(unsigned long long)nr_sent, out_path);
+		(unsigned long long)sim.layouts_seen, out_path);
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
@@ -408,13 +404,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	sim_add_inline(&sim, &core);
 	if (rec) {
 		rec_file = rec_open(rec, 1);
-		rec_put(rec_file, LM_REC_MAGIC);
-		rec_put(rec_file, nr_vcpus);
-		rec_put_on(rec_file, on ? &on_file : NULL);
+		rec_put_head(rec_file, nr_vcpus, on ? &on_file : NULL);
 	}
 	for (i = 0; i < nr_vcpus; i++)
 		filter_reset(&vcpus[i]);
-	fprintf(sim.out, "{\"vcpus\": %u, \"tick\": %d, \"windows\": [", nr_vcpus, LM_TICK);
+	sim_json_head(&sim);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
 	return 0;
