@@ -31,6 +31,7 @@ import sys
 
 KINDS = ["pud", "cont_pmd", "pmd", "cont_pte", "pte"]
 TAP_RESULT = re.compile(r"^(not ok|ok) (\d+)(?: (.*?))?(?: # (.*))?$")
+TAP_PLAN = re.compile(r"^1\.\.(\d+)")
 
 
 def sections(path):
@@ -118,11 +119,11 @@ def plans(path):
             continue
         if cur is None:
             # Output with no 'TAP version' line (the workloads' own).
-            if not (TAP_RESULT.match(line) or re.match(r"^1\.\.\d+", line)):
+            if not (TAP_RESULT.match(line) or TAP_PLAN.match(line)):
                 continue
             cur = {"plan": None, "nums": [], "name": None}
             streams.append(cur)
-        m = re.match(r"^1\.\.(\d+)", line)
+        m = TAP_PLAN.match(line)
         if m and cur["plan"] is None:
             cur["plan"] = int(m.group(1))
             continue
