@@ -37,7 +37,7 @@ static struct lm_out *lm_trans_copy(struct __test_metadata *_metadata,
 	return o;
 }
 
-TEST_F(linmap, trans_copy_block)
+TEST_F_TIMEOUT(linmap, trans_copy_block, LM_TIMEOUT)
 {
 	char skip[160];
 
@@ -46,7 +46,7 @@ TEST_F(linmap, trans_copy_block)
 }
 
 /* A block made invalid must be mapped valid in the copy, as pages are. */
-TEST_F(linmap, trans_copy_invalid_block)
+TEST_F_TIMEOUT(linmap, trans_copy_invalid_block, LM_TIMEOUT)
 {
 	char skip[160];
 
@@ -73,7 +73,7 @@ static void lm_expect_fold_after_copy(struct __test_metadata *_metadata,
 		TH_LOG("no fold after the copy (%s): the race was not set up", kind);
 }
 
-TEST_F(linmap, trans_copy_during_fold)
+TEST_F_TIMEOUT(linmap, trans_copy_during_fold, LM_TIMEOUT)
 {
 	char skip[160];
 	struct lm_out *o;
@@ -128,7 +128,7 @@ static int lm_stand_in_image(struct __test_metadata *_metadata)
  * (the delay aimed at the module's block), then the copy the loaded image
  * holds is checked over the block, and the image unloaded.
  */
-TEST_F(linmap, kexec_load_during_fold)
+TEST_F_TIMEOUT(linmap, kexec_load_during_fold, LM_TIMEOUT)
 {
 	char skip[160], which[32];
 	struct lm_out *o;

@@ -118,7 +118,7 @@ static bool lm_block_page(struct __test_metadata *_metadata, struct lm_ctx *lm,
  * The split of a known block shows in the trace: an event for the leaf
  * that held the page, from the module's set_memory_ro() call.
  */
-TEST_F(linmap, trace_split)
+TEST_F_TIMEOUT(linmap, trace_split, LM_TIMEOUT)
 {
 	const struct lm_state *st = &self->lm.st;
 	unsigned long long addr, old, new;
@@ -207,7 +207,7 @@ static bool lm_collapse_setup(struct __test_metadata *_metadata,
  * the whole map are judged on the best of three tries, as another CPU's
  * split between two reads can explain one try, not all of them.
  */
-TEST_F(linmap, collapse_heals)
+TEST_F_TIMEOUT(linmap, collapse_heals, LM_TIMEOUT)
 {
 	const struct lm_state *st = &self->lm.st;
 	struct lm_counts c[3];
@@ -340,7 +340,7 @@ TEST_F_TIMEOUT(linmap, collapse_hysteresis, 300)
  * blocks they sit in; once the file is gone, a collapse pass gives every
  * table back.
  */
-TEST_F(linmap, secretmem_heals)
+TEST_F_TIMEOUT(linmap, secretmem_heals, LM_TIMEOUT)
 {
 	const struct lm_state *st = &self->lm.st;
 	const unsigned long pages = 64;
@@ -410,7 +410,7 @@ static struct lm_out *lm_retried(struct __test_metadata *_metadata,
  * pages it saves, notes no hint for collapse and queues no pass: the
  * module retries while another CPU's restore could explain a note.
  */
-TEST_F(linmap, collapse_quiet_irqs_off)
+TEST_F_TIMEOUT(linmap, collapse_quiet_irqs_off, LM_TIMEOUT)
 {
 	lm_retried(_metadata, &self->lm, "collapse_quiet", "noted",
 		   "a restore with interrupts off noted a hint");
@@ -421,7 +421,7 @@ TEST_F(linmap, collapse_quiet_irqs_off)
  * changes during a pass then keep their own way. The module retries
  * while a split elsewhere could explain a move.
  */
-TEST_F(linmap, collapse_idle_pass)
+TEST_F_TIMEOUT(linmap, collapse_idle_pass, LM_TIMEOUT)
 {
 	struct lm_out *o;
 
@@ -437,7 +437,7 @@ TEST_F(linmap, collapse_idle_pass)
  * sleep. The kernel refuses with -EBUSY, warns once, and leaves the page
  * valid, writable and its block whole.
  */
-TEST_F(linmap, direct_map_irqs_off)
+TEST_F_TIMEOUT(linmap, direct_map_irqs_off, LM_TIMEOUT)
 {
 	struct lm_out *o;
 	char skip[160], before[16], after[16];
@@ -462,7 +462,7 @@ TEST_F(linmap, direct_map_irqs_off)
  * program's) in a PMD block: the block becomes a table of contiguous PTEs,
  * and only the group holding the page loses its contiguous bit.
  */
-TEST_F(linmap, ro_alias_leaves)
+TEST_F_TIMEOUT(linmap, ro_alias_leaves, LM_TIMEOUT)
 {
 	unsigned long long pte, cont, group;
 	struct lm_out *o;

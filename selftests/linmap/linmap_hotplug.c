@@ -15,7 +15,7 @@
  * unmapped alone: no leaf may have covered both, and A must still be
  * mapped and readable.
  */
-TEST_F(linmap, devmem_side_by_side)
+TEST_F_TIMEOUT(linmap, devmem_side_by_side, LM_TIMEOUT)
 {
 	static const char * const zero[] = {
 		"ret", "spans", "a_unmapped", "b_mapped_after",

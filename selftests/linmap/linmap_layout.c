@@ -10,7 +10,7 @@
 
 #include "linmap_lib.h"
 
-TEST_F(linmap, state_sane)
+TEST_F_TIMEOUT(linmap, state_sane, LM_TIMEOUT)
 {
 	const struct lm_state *st = &self->lm.st;
 	unsigned long long ps = sysconf(_SC_PAGESIZE);
@@ -96,7 +96,7 @@ TEST_F(linmap, state_sane)
  * set up late: what can_set_direct_map() says) unless BBML2_NOABORT lets
  * live blocks be split.
  */
-TEST_F(linmap, linear_blocks)
+TEST_F_TIMEOUT(linmap, linear_blocks, LM_TIMEOUT)
 {
 	const struct lm_state *st = &self->lm.st;
 	bool may_change = st->rodata_full || st->kfence == LM_KFENCE_LATE;
@@ -107,7 +107,7 @@ TEST_F(linmap, linear_blocks)
 		  (st->bbml2 == 1 || !st->can_set_direct_map), st->linear_blocks);
 }
 
-TEST_F(linmap, counts_consistent)
+TEST_F_TIMEOUT(linmap, counts_consistent, LM_TIMEOUT)
 {
 	const struct lm_state *st = &self->lm.st;
 	unsigned long long ps = st->page_size, ptrs = ps / 8;
@@ -176,7 +176,7 @@ TEST_F(linmap, counts_consistent)
 	}
 }
 
-TEST_F(linmap, boot_layout)
+TEST_F_TIMEOUT(linmap, boot_layout, LM_TIMEOUT)
 {
 	const struct lm_state *st = &self->lm.st;
 	unsigned long long blocks = 0, kfence_bytes = 0;
@@ -218,7 +218,7 @@ TEST_F(linmap, boot_layout)
 	}
 }
 
-TEST_F(linmap, leaf_lookup)
+TEST_F_TIMEOUT(linmap, leaf_lookup, LM_TIMEOUT)
 {
 	const struct lm_state *st = &self->lm.st;
 	struct lm_counts c;
@@ -240,7 +240,7 @@ TEST_F(linmap, leaf_lookup)
 
 /* ---- reliability: auditor, shadow-model stress, injection, hotplug ---- */
 
-TEST_F(linmap, audit_clean)
+TEST_F_TIMEOUT(linmap, audit_clean, LM_TIMEOUT)
 {
 	unsigned long long leaves, pages, tables, counted;
 	struct lm_out *o = lm_audit(_metadata, &self->lm, "audit_clean");
@@ -260,7 +260,7 @@ TEST_F(linmap, audit_clean)
 }
 
 /* The auditor must catch each fault in a set of made-up entries. */
-TEST_F(linmap, audit_detects)
+TEST_F_TIMEOUT(linmap, audit_detects, LM_TIMEOUT)
 {
 	struct lm_out *o = lm_get(_metadata, &self->lm, "audit_selftest");
 	unsigned long long cases, missed;

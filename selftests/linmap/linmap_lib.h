@@ -225,6 +225,14 @@ static void __attribute__((constructor)) lm_harness_init(void)
 }
 
 /*
+ * The harness's own limit is 30 s a test.  Every test's teardown audits the
+ * whole linear map, and a kernel that maps 4 GiB with pages (the unpatched
+ * base under rodata=full: a million leaves) takes a good part of that under
+ * TCG for each audit.  Tests with more to do name their own, longer limits.
+ */
+#define LM_TIMEOUT	240
+
+/*
  * The setup and teardown of every fixture, which holds a struct lm_ctx lm.
  * "linmap" has no variants, so its tests keep their names; the others run
  * a test once per case.

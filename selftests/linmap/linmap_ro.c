@@ -135,7 +135,7 @@ TEST_F_TIMEOUT(linmap, ro_single_page_split, 300)
  * The same inside a contiguous PTE range: the range lies in one PTE table,
  * where pageattr's one-walk path must see the group and split it first.
  */
-TEST_F(linmap, ro_cont_pte_page_split)
+TEST_F_TIMEOUT(linmap, ro_cont_pte_page_split, LM_TIMEOUT)
 {
 	const struct lm_state *st = &self->lm.st;
 	int ret;
@@ -165,7 +165,7 @@ TEST_F(linmap, ro_cont_pte_page_split)
  * is a leaf boundary, its start is not. The range must split, the auditor
  * stay clean, and the page come back valid.
  */
-TEST_F(linmap, cont_range_last_page)
+TEST_F_TIMEOUT(linmap, cont_range_last_page, LM_TIMEOUT)
 {
 	static const char * const zero[] = { "ret", "audit.violations" };
 	char skip[160], kind[16];
@@ -188,7 +188,7 @@ TEST_F(linmap, cont_range_last_page)
  * invalid, which the auditor and kernel_page_present() must still read as
  * a leaf (not as a table at its output address), and it comes back valid.
  */
-TEST_F(linmap, invalid_block)
+TEST_F_TIMEOUT(linmap, invalid_block, LM_TIMEOUT)
 {
 	static const char * const zero[] = {
 		"ret", "valid_bit_invalid", "audit.violations",
@@ -273,7 +273,7 @@ FIXTURE_VARIANT_ADD(linmap_ro, pages_4_to_11_of_16) {
 
 LM_FIXTURE(linmap_ro);
 
-TEST_F(linmap_ro, ro_enforced)
+TEST_F_TIMEOUT(linmap_ro, ro_enforced, LM_TIMEOUT)
 {
 	const struct lm_state *st = &self->lm.st;
 	unsigned int pages = variant->pages, cnt = variant->cnt;
@@ -335,12 +335,12 @@ static void lm_area_edge(struct __test_metadata *_metadata, struct lm_ctx *lm,
 	       lm_num(_metadata, o, "tries"));
 }
 
-TEST_F(linmap, ro_guard_page)
+TEST_F_TIMEOUT(linmap, ro_guard_page, LM_TIMEOUT)
 {
 	lm_area_edge(_metadata, &self->lm, "area_guard");
 }
 
-TEST_F(linmap, ro_percpu_chunk)
+TEST_F_TIMEOUT(linmap, ro_percpu_chunk, LM_TIMEOUT)
 {
 	lm_area_edge(_metadata, &self->lm, "area_percpu");
 }

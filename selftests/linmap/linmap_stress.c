@@ -571,7 +571,7 @@ static bool lm_bbml2_claims(bool *claims)
  * A CPU held back at boot (maxcpus=) that lacks BBML2_NOABORT must not come
  * online once the system relies on it; any CPU may when it does not.
  */
-TEST_F(linmap_last, late_cpu_online)
+TEST_F_TIMEOUT(linmap_last, late_cpu_online, LM_TIMEOUT)
 {
 	const struct lm_state *st = &self->lm.st;
 	bool claims[LM_MAX_CPUS] = { false };
@@ -614,7 +614,7 @@ TEST_F(linmap_last, late_cpu_online)
  * protected one at a time from then on. Last of all: KFENCE keeps
  * sampling allocations for the rest of the boot.
  */
-TEST_F(linmap_last, kfence_late_pool)
+TEST_F_TIMEOUT(linmap_last, kfence_late_pool, LM_TIMEOUT)
 {
 	const char *param = "/sys/module/kfence/parameters/sample_interval";
 	unsigned long long pages;
