@@ -57,7 +57,8 @@ require_cmds qemu-system-aarch64 timeout
 mkdir -p "$LOGDIR"
 log=$LOGDIR/$NAME.log
 data=$LOGDIR/$NAME.data
-rm -f "$log" "$data"
+first=$LOGDIR/$NAME.first.data
+rm -f "$log" "$data" "$first"
 
 append="console=ttyAMA0 panic=-1 oops=panic linmap.job=$JOB"
 [ -n "$STRESS" ] && append+=" linmap.stress=${STRESS// /,}"
@@ -132,6 +133,11 @@ if ! grep -q "$end" "$log"; then
 	fail=1
 else
 	sed -n '/^@@LINMAP-BEGIN/,/^@@LINMAP-END/p' "$log" | tr -d '\r' >"$data"
+fi
+# A first kernel that handed over to a second (kexec, kdump) printed its
+# own record before it did.
+if grep -q '^@@LINMAP-FIRST-END' "$log"; then
+	sed -n '/^@@LINMAP-FIRST-BEGIN/,/^@@LINMAP-FIRST-END/p' "$log" | tr -d '\r' >"$first"
 fi
 "$TOP/scripts/lib/scan-log.sh" "$log" || fail=1
 msg "$NAME: ${secs}s, console log: $log"

@@ -111,11 +111,8 @@ hibernate_guest() {	# PAGE_SIZE MODE CMDLINE BOOT-SETTINGS...
 	boot_guest "$ps" "$mode" "$@" JOB=resume SWAP="$swap" CMDLINE="$cmd ${CMDLINE:-}"
 	rm -f "$swap"
 	[ -f "$CHECK/$mode.data" ] || return 0
-	# The resumed kernel's data is the first boot's: its module load and
-	# churn are judged as in any guest.
-	module_loaded "$mode" "$CHECK/$mode.data"
-	count_tap "$mode" "$CHECK/$mode.data"
-	check_churn "$mode" "$CHECK/$mode.data" "$cmd"
+	# The resumed kernel's data is the first boot's: judged as any guest's.
+	judge_record "$ps" "$mode" "$CHECK/$mode.data" "$cmd" workload
 	return 0
 }
 
@@ -126,7 +123,7 @@ hibernate_guest() {	# PAGE_SIZE MODE CMDLINE BOOT-SETTINGS...
 # new swap disk), not kernel arguments.
 guest() {
 	local ps=$1 mode=$1-$2 cmd= stress=${4:-} smp=${5:-${SMP:-4}} w
-	local data=$CHECK/$mode.data qemu=() swap= job=check
+	local data=$CHECK/$mode.data qemu=() swap= job=check two=
 	for w in $3; do
 		case $w in
 		qemu:JOB=*) job=${w#qemu:JOB=}; qemu+=("${w#qemu:}") ;;
@@ -143,6 +140,7 @@ guest() {
 				bad "$mode: guest booted (no disk with the kernel to kexec)"
 				return 0
 			fi
+			two=1
 			qemu+=("DISK2=$w") ;;
 		qemu:*) bad "$mode: unknown boot setting '$w' in scripts/modes/modes.tsv"; return 0 ;;
 		*) cmd+="${cmd:+ }$w" ;;
@@ -154,25 +152,41 @@ guest() {
 	fi
 	msg "guest $mode: $cmd${qemu[*]:+ (${qemu[*]})}"
 	boot_guest "$ps" "$mode" JOB=check SMP="$smp" "${qemu[@]}" CMDLINE="$cmd ${CMDLINE:-}" STRESS="$stress"
-	[ -f "$data" ] || return 0
-	module_loaded "$mode" "$data" || return 0
-	count_tap "$mode" "$data"
+	if [ -z "$two" ]; then
+		[ ! -f "$data" ] || judge_record "$ps" "$mode" "$data" "$cmd" "$job"
+		return 0
+	fi
+	# kexec and kdump: the first kernel ran the workloads and the churn,
+	# the second the tests; each is judged on its own.
+	if [ -f "$CHECK/$mode.first.data" ]; then
+		judge_record "$ps" "$mode: first" "$CHECK/$mode.first.data" "$cmd" "$job"
+	else
+		bad "$mode: first: the first kernel printed its record before handing over" \
+			"$(grep -E '^(not ok|# kexec|# Cannot|# crash)' "$CHECK/$mode.log" | head -8)"
+	fi
+	[ ! -f "$data" ] || judge_record "$ps" "$mode: second" "$data" "" "$job"
+}
+
+# judge_record GEOMETRY NAME DATA CMDLINE JOB: one kernel's record: its
+# module, its TAP results and plans, its KUnit results where it ran them,
+# and a churn its command line asked for.
+judge_record() {
+	local ps=$1 name=$2 data=$3 cmd=$4 job=$5 w
+	module_loaded "$name" "$data" || return 0
+	count_tap "$name" "$data"
 	# Each program's TAP plan against what it ran: a test that died or
-	# was left out shows here. The check job's guests only: a workload
-	# guest's first kernel does not come back to print its plan.
-	if [ "$job" = check ]; then
-		if w=$(linmap_data plans "$data" 2>&1); then
-			ok "$mode: every TAP plan holds (${w%% TAP*} programs)"
-		else
-			bad "$mode: every TAP plan holds" "$w"
-		fi
+	# was left out shows here.
+	if w=$(linmap_data plans "$data" 2>&1); then
+		ok "$name: every TAP plan holds (${w%% TAP*} programs)"
+	else
+		bad "$name: every TAP plan holds" "$w"
 	fi
 	# KUnit runs in the check job: in the workload guests only where a
 	# second kernel (kexec, kdump) ran it.
 	if [ "$job" = check ] || grep -qx '\[ktap\]' "$data"; then
-		count_ktap "$ps" "$mode" "$data"
+		count_ktap "$ps" "$name" "$data"
 	fi
-	check_churn "$mode" "$data"
+	check_churn "$name" "$data" "$cmd"
 }
 
 # make soak: the long version of the churn; a guest may take twice as long.
