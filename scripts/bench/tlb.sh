@@ -15,7 +15,8 @@
 # model's variants (tlbmodel.h) and any further core (TLB_CORES), and the
 # report checks that the replay counts what the plugin counted.
 #   TLB_SIZE       server (16 GiB, 2 GiB item set, 64 connections from the
-#                  host, 256 MiB under dm-crypt, a 1 GiB file) or small
+#                  host, 32 MiB written at random over 256 MiB under
+#                  dm-crypt, one read of a 1 GiB file) or small
 #   TLB_WORKLOADS  server: memcached_host fio_dmcrypt seqread modload;
 #                  small: memcached fio_dmcrypt seqread modload
 #   TLB_RUNS       "5 3": runs of memcached, then of each other workload
@@ -68,7 +69,7 @@ done
 [ "$PAGE_SIZE" = 4K ] || die "make bench-tlb measures 4K pages only (the workload guests' kernels)"
 require_cmds gcc qemu-system-aarch64 python3 gnuplot zstd
 if [ "$SIZE" = server ]; then
-	extra="linmap.mc_runs=${RUNS% *} linmap.mc_min_mb=2048 linmap.fio_mb=256 linmap.seq_mb=1024 brd.rd_nr=1 brd.rd_size=278528"
+	extra="linmap.mc_runs=${RUNS% *} linmap.mc_min_mb=2048 linmap.fio_mb=256 linmap.fio_io_mb=32 linmap.seq_mb=1024 linmap.seq_reads=2 brd.rd_nr=1 brd.rd_size=278528"
 else
 	extra="brd.rd_nr=1 brd.rd_size=40960"
 fi
