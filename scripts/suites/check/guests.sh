@@ -140,10 +140,15 @@ guest() {
 				bad "$mode: guest booted (no disk with the kernel to kexec)"
 				return 0
 			fi
-			two=1
 			qemu+=("DISK2=$w") ;;
 		qemu:*) bad "$mode: unknown boot setting '$w' in scripts/modes/modes.tsv"; return 0 ;;
 		*) cmd+="${cmd:+ }$w" ;;
+		esac
+	done
+	# kexec and kdump hand over to a second kernel.
+	for w in $cmd; do
+		case ,${w#linmap.workloads=}, in
+		*,kexec,*|*,kdump,*) [ "$w" = "${w#linmap.workloads=}" ] || two=1 ;;
 		esac
 	done
 	if [ -n "$swap" ]; then
