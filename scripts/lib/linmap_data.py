@@ -25,6 +25,12 @@ usage:
   linmap_data.py has FILE SECTION      exit 0 if the section is there
   linmap_data.py section FILE SECTION  the section's lines as printed
   linmap_data.py module FILE           loaded, failed or missing
+  linmap_data.py map FILE              each workload's linear map against
+        what the kernel's state implies, one a line:
+        ok|fail|skip<TAB>WORKLOAD<TAB>expectation<TAB>detail
+  linmap_data.py maptable FILE         those workloads as a table: result
+        and figures from the TAP, leaves before > after > after the
+        checks, splits and folds
 """
 import re
 import sys
@@ -200,6 +206,109 @@ def test_log(path, name, most=25):
     return out[-most:]
 
 
+MAP_PHASES = ["before", "after", "settled"]
+# The workloads whose permission changes must split a block-mapped
+# rodata=full map: secretmem and module loads (stress_ng), module loads.
+MAP_SPLITTERS = ("stress_ng", "modload")
+
+
+def workloads_map(path):
+    """[(NAME.RUN, {key: value})] of the [wl.NAME.RUN] sections, in order."""
+    return [(k[3:], v) for k, v in parse(path).items() if k.startswith("wl.")]
+
+
+def leaves_of(d, phase):
+    return {k: d.get("%s.%s" % (phase, k)) for k in KINDS}
+
+
+def map_text(d, kinds=KINDS):
+    """'pte 128>544>130 ...': each kind's leaves in each phase there is."""
+    out = []
+    for k in kinds:
+        vals = [d.get("%s.%s" % (p, k)) for p in MAP_PHASES]
+        vals = [str(v) for v in vals if v is not None]
+        if vals:
+            out.append("%s %s" % (k, ">".join(vals)))
+    return " ".join(out)
+
+
+def map_judge(path):
+    """[(status, workload, expectation, detail)]: each workload's linear
+    map against what the kernel says of itself ([state]): a page-mapped
+    map stays so; rodata=on's blocks stay (nothing splits where
+    set_direct_map_*() cannot, else all folds back); with
+    rodata=full and blocks, the workloads that change permissions split
+    and, in a kernel that folds, fold back."""
+    st = parse(path).get("state", {})
+    blocks, full = st.get("linear_blocks"), st.get("rodata_full")
+    out = []
+    for name, d in workloads_map(path):
+        detail = map_text(d)
+        trace = "splits" in d
+        if trace:
+            lost = d.get("trace_written", 0) - d.get("trace_kept", 0)
+            detail += "; splits %s, folds %s%s" % (
+                d["splits"], d["folds"],
+                " (%d events lost: lower bounds)" % lost if lost > 0 else "")
+        if "settled.pte" not in d:
+            # kexec and kdump hand over to another kernel by design.
+            if name.split(".")[0] not in ("kexec", "kdump"):
+                out.append(("skip", name, "the linear map after it",
+                            "the kernel kept no record after it"))
+            continue
+        if blocks == 0:
+            what = "the linear map stays page-mapped: no PUD or PMD leaf, no split"
+            good = all(d.get("%s.%s" % (p, k)) == 0 for p in MAP_PHASES
+                       for k in ("pud", "cont_pmd", "pmd"))
+            good = good and (not trace or d["splits"] == 0)
+        elif blocks == 1 and full == 0 and st.get("can_set_direct_map") == 0:
+            what = "rodata=on keeps its blocks: no split, the same leaves after"
+            good = leaves_of(d, "before") == leaves_of(d, "settled")
+            good = good and (not trace or d["splits"] == 0)
+        elif blocks == 1 and full == 0:
+            # set_direct_map_*() works here (a late KFENCE pool): secretmem
+            # may split, and what it gives back must fold.
+            what = "rodata=on's blocks come back: the same leaves after its checks"
+            good = leaves_of(d, "before") == leaves_of(d, "settled")
+        elif blocks == 1 and full == 1 and name.split(".")[0] in MAP_SPLITTERS:
+            if not trace:
+                out.append(("skip", name, "its permission changes split blocks",
+                            "no linear_map trace events in this kernel"))
+                continue
+            if d.get("collapse") == 1:
+                what = "its permission changes split blocks, and they fold back"
+                good = d["splits"] > 0 and d["folds"] > 0
+            else:
+                what = "its permission changes split blocks"
+                good = d["splits"] > 0
+        else:
+            continue
+        out.append(("ok" if good else "fail", name, what, detail))
+    return out
+
+
+def map_table(path):
+    """Lines of a table of the workloads: the TAP result and figures, the
+    leaves (before > after > after the checks), splits and folds."""
+    results = {}
+    for status, name, reason in tap(path):
+        n = name.split(" ", 1)[-1]
+        if n.startswith("workload.") and ".after." not in n:
+            results.setdefault(n[len("workload."):], []).append((status, reason))
+    seen, lines = {}, []
+    for name, d in workloads_map(path):
+        base = name.rsplit(".", 1)[0]
+        i = seen.get(base, 0)
+        seen[base] = i + 1
+        r = results.get(base, [])
+        status, reason = r[i] if i < len(r) else (
+            "-", "no result" + (": handed over" if "settled.pte" not in d else ""))
+        tr = "splits %s folds %s" % (d["splits"], d["folds"]) if "splits" in d else "no trace"
+        lines.append("%-18s %-4s %s" % (name, status, reason))
+        lines.append("%-18s      %s; %s" % ("", map_text(d) or "no leaves", tr))
+    return lines
+
+
 def main(argv):
     if len(argv) in (2, 3) and argv[0] == "tap" and argv[2:] in ([], ["--nested"]):
         for r in tap(argv[1], nested=len(argv) == 3):
@@ -236,6 +345,14 @@ def main(argv):
         if lines is None:
             return 1
         print("\n".join(lines))
+        return 0
+    if len(argv) == 2 and argv[0] == "map":
+        for r in map_judge(argv[1]):
+            print("\t".join(r))
+        return 0
+    if len(argv) == 2 and argv[0] == "maptable":
+        for line in map_table(argv[1]):
+            print(line)
         return 0
     if len(argv) == 2 and argv[0] == "module":
         print(module(argv[1]))

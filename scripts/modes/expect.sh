@@ -117,6 +117,23 @@ $(linmap_data section "$data" cpa)"
 	fi
 }
 
+# The linear map around each workload ([wl.*] in the data) against what
+# the kernel says of itself (linmap_data.py map), and a table of the
+# workloads: result and figures, leaves before > after > after the
+# checks, splits and folds.
+check_map() {	# NAME DATA
+	local status wl what detail
+	while IFS=$'\t' read -r status wl what detail; do
+		case $status in
+		ok) ok "$1: map: $wl: $what" ;;
+		skip) skip "$1: map: $wl: $what" "$detail" ;;
+		*) bad "$1: map: $wl: $what" "$detail" ;;
+		esac
+	done < <(linmap_data map "$2")
+	detail=$(linmap_data maptable "$2")
+	[ -z "$detail" ] || printf '%s: workloads\n%s\n' "$1" "$(sed 's/^/    /' <<<"$detail")"
+}
+
 # same_layout PAGE_SIZE MODE_A MODE_B: the kernel's ptdump of the linear map
 # at boot must have the same leaves in both, outside the kernel image alias
 # and the KFENCE pool.

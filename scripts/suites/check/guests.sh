@@ -174,7 +174,7 @@ guest() {
 
 # judge_record GEOMETRY NAME DATA CMDLINE JOB: one kernel's record: its
 # module, its TAP results and plans, its KUnit results where it ran them,
-# and a churn its command line asked for.
+# a churn its command line asked for, and its workloads' linear map.
 judge_record() {
 	local ps=$1 name=$2 data=$3 cmd=$4 job=$5 w
 	module_loaded "$name" "$data" || return 0
@@ -192,6 +192,7 @@ judge_record() {
 		count_ktap "$ps" "$name" "$data"
 	fi
 	check_churn "$name" "$data" "$cmd"
+	check_map "$name" "$data"
 }
 
 # make soak: the long version of the churn; a guest may take twice as long.

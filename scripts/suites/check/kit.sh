@@ -275,3 +275,66 @@ expect_fail "kit: a TAP stream that ran fewer tests than planned is caught" "a.x
 grep -v '^1\.\.2' "$T/plan-ok.data" >"$T/plan-none.data"
 expect_fail "kit: a TAP stream with no plan is caught" "b.x: no plan" \
 	linmap_data plans "$T/plan-none.data"
+
+# The workloads' linear map against the kernel's state (linmap_data map):
+# one made-up workload per rule, each caught when its record breaks it.
+map_case() {	# NAME EXPECTED-STATUS STATE WL-LINES
+	printf '@@LINMAP-BEGIN\n[state]\n%s\n[wl.%s]\n%s\n[tap]\n1..0\n@@LINMAP-END rc=0\n' \
+		"$3" "${1%%:*}" "$4" >"$T/map.data"
+	local got
+	got=$(linmap_data map "$T/map.data" | cut -f1 | tr '\n' ' ')
+	if [ "$got" = "$2 " ]; then
+		ok "kit: workload map: ${1#*:} is $2"
+	else
+		bad "kit: workload map: ${1#*:} is $2" "got '$got' from: $(cat "$T/map.data")"
+	fi
+}
+leaves3() {	# PUD CONT_PMD PMD CONT_PTE PTE (the same in the three phases)
+	local p
+	for p in before after settled; do
+		printf '%s.pud=%s\n%s.cont_pmd=%s\n%s.pmd=%s\n%s.cont_pte=%s\n%s.pte=%s\n' \
+			$p "$1" $p "$2" $p "$3" $p "$4" $p "$5"
+	done
+}
+paged='linear_blocks=0
+rodata_full=1'
+on='linear_blocks=1
+rodata_full=0
+can_set_direct_map=0'
+on_dm='linear_blocks=1
+rodata_full=0
+can_set_direct_map=1'
+full='linear_blocks=1
+rodata_full=1'
+map_case "fio_dmcrypt.1:a page-mapped map that stays so" ok "$paged" "$(leaves3 0 0 0 0 1000)
+splits=0
+folds=0"
+map_case "fio_dmcrypt.1:a page-mapped map with a PMD leaf" fail "$paged" "$(leaves3 0 0 1 0 1000)"
+map_case "stress_ng.1:rodata=on with the same leaves, no split" ok "$on" "$(leaves3 3 480 24 0 0)
+splits=0
+folds=0"
+map_case "stress_ng.1:rodata=on with a split" fail "$on" "$(leaves3 3 480 24 0 0)
+splits=1
+folds=0"
+map_case "stress_ng.1:rodata=on with secretmem's split folded back" ok "$on_dm" "$(leaves3 3 480 24 0 0)
+splits=2
+folds=2"
+map_case "stress_ng.1:rodata=on with secretmem's split left" fail "$on_dm" "$(leaves3 3 480 24 0 0)
+settled.pmd=23
+settled.cont_pte=16
+splits=1
+folds=0"
+map_case "stress_ng.1:a split and a fold under rodata=full with blocks" ok "$full" "collapse=1
+$(leaves3 3 480 24 2112 128)
+splits=40
+folds=38"
+map_case "stress_ng.1:no split under rodata=full with blocks" fail "$full" "collapse=1
+$(leaves3 3 480 24 2112 128)
+splits=0
+folds=0"
+map_case "modload.1:splits that never fold back, in a kernel that folds" fail "$full" "collapse=1
+$(leaves3 3 480 24 2112 128)
+splits=4
+folds=0"
+map_case "modload.1:no trace events in the kernel" skip "$full" "collapse=1
+$(leaves3 3 480 24 2112 128)"
