@@ -4,6 +4,9 @@
  * guest's accesses as they happen) and tlbsim (which replays a recording
  * of them, and tests the model).
  *
+ * Longer than 400 lines: one header, so that the plugin and the replay
+ * compile the same model (make check requires their counts to be equal).
+ *
  * Per vCPU: a first-level data TLB and a first-level instruction TLB,
  * both fully associative, and a unified second-level TLB, set
  * associative, each with true LRU replacement and the page sizes a

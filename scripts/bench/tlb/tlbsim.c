@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tlbsim: the TLB model (tlbmodel.h) off line.
+ * Longer than 400 lines: the replay and the model's self-test cases, which
+ * share its reading of parameter tables and its JSON output.
  *
  *   tlbsim replay [--variants all|NAME,...] --params TSV [--params TSV...] REC OUT
  *       Replays a recording of the tlbtrace plugin (rec=) and writes the
