@@ -226,9 +226,11 @@ static int check(int argc, char **argv)
 					char want[128], *text = strndup(desc, descsz);
 
 					snprintf(want, sizeof(want), "OSRELEASE=%s\n", argv[5]);
+					int named = text && strstr(text, want);
+
 					found_info = 1;
-					finding(text && strstr(text, want) != NULL,
-						"VMCOREINFO names release %s", argv[5]);
+					finding(named, "VMCOREINFO %s release %s",
+						named ? "names" : "does not name", argv[5]);
 					free(text);
 				}
 				off = desc + ((descsz + 3) & ~3U) - n;

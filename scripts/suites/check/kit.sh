@@ -338,3 +338,36 @@ splits=4
 folds=0"
 map_case "modload.1:no trace events in the kernel" skip "$full" "collapse=1
 $(leaves3 3 480 24 2112 128)"
+
+# The kdump guests' check of /proc/vmcore (scripts/guest/vmcore.c), built
+# for the host, against made-up cores (scripts/suites/check/fakecore.py):
+# one that passes and one per thing it requires, each caught.
+vmcore_case() {	# VARIANT EXPECTED-PATTERN [MARK]
+	python3 "$TOP/scripts/suites/check/fakecore.py" "$T/core" "$1"
+	local args=(check --whole "$T/core" 40000000-4fffffff 48000000-4bffffff 6.12.0-linmap
+		"${3:-0x41234000:0x1234abcd}")
+	if [ "$1" = good ]; then
+		local out
+		if out=$("$T/linmap_vmcore" "${args[@]}" 2>&1) && [ "$(grep -c '^ok: ' <<<"$out")" = 5 ]; then
+			ok "kit: vmcore check: a whole arm64 core with the marked page passes"
+		else
+			bad "kit: vmcore check: a whole arm64 core with the marked page passes" "$out"
+		fi
+	else
+		expect_fail "kit: vmcore check: a core with $1 is caught" "^FAIL: $2" \
+			"$T/linmap_vmcore" "${args[@]}"
+	fi
+	rm -f "$T/core"
+}
+if gcc -O2 -Wall -Werror -o "$T/linmap_vmcore" "$TOP/scripts/guest/vmcore.c" 2>"$T/vmcore.cc"; then
+	vmcore_case good ''
+	vmcore_case machine 'ELF type 4 .*machine 62'
+	vmcore_case outside 'PT_LOAD 0x60000000.* outside'
+	vmcore_case hole 'PT_LOADs cover .*: 1048576 bytes missing'
+	vmcore_case noinfo 'no VMCOREINFO note'
+	vmcore_case release 'VMCOREINFO does not name release 6.12.0-linmap'
+	vmcore_case pattern 'the page .* does not hold its pattern'
+	vmcore_case nopage 'the page .*0x49000000 is in no PT_LOAD' 0x49000000:0x1234abcd
+else
+	bad "kit: scripts/guest/vmcore.c builds for the host" "$(cat "$T/vmcore.cc")"
+fi
