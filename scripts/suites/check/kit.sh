@@ -324,20 +324,16 @@ settled.pmd=23
 settled.cont_pte=16
 splits=1
 folds=0"
-map_case "stress_ng.1:a split and a fold under rodata=full with blocks" ok "$full" "collapse=1
-$(leaves3 3 480 24 2112 128)
-splits=40
-folds=38"
-map_case "stress_ng.1:no split under rodata=full with blocks" fail "$full" "collapse=1
-$(leaves3 3 480 24 2112 128)
-splits=0
-folds=0"
-map_case "modload.1:splits that never fold back, in a kernel that folds" fail "$full" "collapse=1
-$(leaves3 3 480 24 2112 128)
-splits=4
-folds=0"
-map_case "modload.1:no trace events in the kernel" skip "$full" "collapse=1
-$(leaves3 3 480 24 2112 128)"
+full_case() {	# NAME STATUS [SPLITS FOLDS]: rodata=full, blocks, a kernel that folds
+	map_case "$1" "$2" "$full" "collapse=1
+$(leaves3 3 480 24 2112 128)${3:+
+splits=$3
+folds=$4}"
+}
+full_case "stress_ng.1:a split and a fold under rodata=full with blocks" ok 40 38
+full_case "stress_ng.1:no split under rodata=full with blocks" fail 0 0
+full_case "modload.1:splits that never fold back, in a kernel that folds" fail 4 0
+full_case "modload.1:no trace events in the kernel" skip
 
 # The kdump guests' check of /proc/vmcore (scripts/guest/vmcore.c), built
 # for the host, against made-up cores (scripts/suites/check/fakecore.py):
