@@ -167,6 +167,22 @@ check_kexec() {	# GEOMETRY MODE kexec|kdump
 		bad "$1-$2: $what" \
 			"$boots kernel boots in $log; $(grep -E '^(not ok|# kexec|# Cannot|# crash)' "$log" | head -8)"
 	fi
+	# The GIC's LPI tables in the second kernel (patches/fixes/0001):
+	# QEMU boots without EFI, so a kexec'd kernel must refuse the first
+	# one's tables and install its own; a crash kernel reuses them.
+	local second lpi
+	second=$(awk '/Booting Linux on physical CPU/ { n++ } n >= 2' "$log" 2>/dev/null)
+	case $3 in
+	kexec) what="the second kernel refused the first one's LPI tables (no EFI)"
+		lpi='LPI table \[.*\] cannot have been reserved without EFI' ;;
+	kdump) what="the crash kernel reused the first one's LPI tables"
+		lpi='GICv3: Using preallocated redistributor tables' ;;
+	esac
+	if grep -qE "$lpi" <<<"$second"; then
+		ok "$1-$2: $what"
+	else
+		bad "$1-$2: $what" "no '$lpi' after the second boot in $log: $(grep -E 'GICv3|ITS' <<<"$second" | head -6)"
+	fi
 }
 
 # host_checks GEOMETRY MODE CHECKS: the modes.tsv checks after a guest.
