@@ -147,8 +147,9 @@ guest() {
 	done
 	# kexec and kdump hand over to a second kernel.
 	for w in $cmd; do
-		case ,${w#linmap.workloads=}, in
-		*,kexec,*|*,kdump,*) [ "$w" = "${w#linmap.workloads=}" ] || two=1 ;;
+		case $w in
+		linmap.workloads=*)
+			case ,${w#*=}, in *,kexec,*|*,kdump,*) two=1 ;; esac ;;
 		esac
 	done
 	if [ -n "$swap" ]; then
