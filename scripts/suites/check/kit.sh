@@ -67,6 +67,15 @@ if out=$(grep -n '^TEST_F(' "$TOP"/selftests/linmap/*.c); then
 else
 	ok "kit: every linmap selftest names its own time limit"
 fi
+# Under set -e, a command of an EXIT trap that fails becomes the step's
+# exit status, after the step's own work succeeded: a kill (of a process
+# that may have ended) must not fail there.
+if out=$(grep -n "trap '[^']*kill [^']*' EXIT" "$TOP"/scripts/*/*.sh "$TOP"/scripts/*/*/*.sh |
+	grep -v "|| true' EXIT"); then
+	bad "kit: no EXIT trap can fail a step that succeeded" "$out"
+else
+	ok "kit: no EXIT trap can fail a step that succeeded"
+fi
 fake_tree "$T/good" 6 12
 mkdir -p "$T/patches"
 cat >"$T/patches/0001-bad.patch" <<'P'
