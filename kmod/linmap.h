@@ -31,7 +31,7 @@ static inline const char *lm_kind_str(int kind)
 
 /*
  * Layout of the test-only per-CPU counter of kernel page-table writes
- * (patches/heal/testing/0001, patches/base-testing/0001), when the kernel has it;
+ * (patches/testing/0006, patches/base-testing/0001), when the kernel has it;
  * it counts only when booted with "linmap_count".
  */
 struct lm_pgt_count {
@@ -73,8 +73,7 @@ struct lm_syms {
 	int (*set_memory_valid)(unsigned long addr, int numpages, int enable);
 	bool (*kernel_page_present)(struct page *page);
 	int (*split_kernel_leaf_mapping)(unsigned long start,
-					 unsigned long end, gfp_t gfp,
-					 unsigned long caller);
+					 unsigned long end, gfp_t gfp);
 	/* A collapse pass, and whether collapse is on (static in mmu.c). */
 	unsigned long (*collapse_pass)(bool all, unsigned long caller);
 	int (*collapse_now)(void);

@@ -181,7 +181,7 @@ void inj_case_split(struct inject_case *c)
 	for (nth = 1; nth <= LM_INJECT_MAX_PAGES; nth++) {
 		inj_arm(nth);
 		ret = lm_sym.split_kernel_leaf_mapping(addr, addr + PAGE_SIZE,
-						    GFP_KERNEL, _THIS_IP_);
+						    GFP_KERNEL);
 		inj_disarm();
 		inj_account(c, nth, ret);
 		/* Still mapped, with the same permission, around the target. */
