@@ -290,6 +290,8 @@ set style fill solid 0.8 border -1
 set yrange [0:*]
 set key below
 set grid ytics
+# Long workload names overlap when level.
+set xtics rotate by -20
 set title 'dTLB:k (L1 data TLB refills)'
 plot '%s' using 2:xtic(1) title '%s', '' using 4 title '%s', '' using 6 title '%s'
 set title 'iTLB:k (L1 instruction TLB refills)'
