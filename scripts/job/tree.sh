@@ -10,7 +10,8 @@
 
 extract_default() {
 	local tarball
-	tarball=$(ls /usr/src/linux-source-6.12.tar.* 2>/dev/null | head -n1) ||
+	# KIT_TARBALL: another tarball, for the kit's own check of this path.
+	tarball=${KIT_TARBALL:-$(ls /usr/src/linux-source-6.12.tar.* 2>/dev/null | head -n1)} ||
 		true
 	[ -n "$tarball" ] ||
 		die "no /usr/src/linux-source-6.12.tar.*; run 'make deps' or set KSRC"
@@ -24,6 +25,11 @@ extract_default() {
 	ver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown)
 	msg "committing the unpacked tree as the base (linux-source-6.12 $ver)"
 	git -C "$KSRC.tmp" init -q -b base
+	# No automatic gc: after the first commit (some 90000 loose objects)
+	# git would repack the whole tree in the background, minutes of CPU
+	# taken from the kernel build that follows. Nothing here needs a pack.
+	git -C "$KSRC.tmp" config gc.auto 0
+	git -C "$KSRC.tmp" config maintenance.auto false
 	# Fixed identity and dates: the same package gives the same base
 	# commit everywhere, so base-commit: lines in patches mean something.
 	with_progress "committing" "$KSRC.tmp.log" '' '' '' commit_base "$ver" ||
@@ -51,6 +57,10 @@ if [ ! -d "$KSRC" ]; then
 	[ "$KSRC" = "$DEFAULT_KSRC" ] || die "KSRC=$KSRC does not exist"
 	require_cmds git tar xz
 	extract_default
+elif [ "$KSRC" = "$DEFAULT_KSRC" ]; then
+	# One unpacked by an earlier kit: no background gc either.
+	git -C "$KSRC" config gc.auto 0 2>/dev/null || true
+	git -C "$KSRC" config maintenance.auto false 2>/dev/null || true
 fi
 
 [ -f "$KSRC/Makefile" ] && grep -q '^PATCHLEVEL' "$KSRC/Makefile" ||

@@ -17,6 +17,28 @@ mkdir -p "$T/nogit" && cp "$T/v611/Makefile" "$T/nogit/" &&
 	sed -i 's/= 11/= 12/' "$T/nogit/Makefile"
 expect_fail "kit: KSRC that is not a git tree is refused" 'not a git repository' \
 	env KSRC="$T/nogit" OUT="$T/out3" "$TOP/scripts/job/tree.sh"
+# The unpacked tarball is committed without git's automatic gc, which
+# would repack it in the background during the first build: 7000 files,
+# past gc.auto's default of 6700 loose objects.
+t=$T/tarball
+rm -rf "$t" "$T/out7" && mkdir -p "$t/linux-source-6.12/d"
+printf 'VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 0\n' >"$t/linux-source-6.12/Makefile"
+(cd "$t/linux-source-6.12/d" && seq 1 7000 | xargs -n 500 sh -c 'for i; do echo "$i" >"f$i"; done' sh)
+tar -C "$t" -cJf "$t/linux-source-6.12.tar.xz" linux-source-6.12
+if env KIT_TARBALL="$t/linux-source-6.12.tar.xz" OUT="$T/out7" KSRC="$T/out7/linux" \
+	"$TOP/scripts/job/tree.sh" >"$t/log" 2>&1; then
+	gc=$(git -C "$T/out7/linux" config --get gc.auto || echo unset)
+	packs=$(find "$T/out7/linux/.git/objects/pack" -name '*.pack' | wc -l)
+	if [ "$gc" = 0 ] && [ "$packs" = 0 ]; then
+		ok "kit: the unpacked tree is committed with no background gc"
+	else
+		bad "kit: the unpacked tree is committed with no background gc" \
+			"gc.auto=$gc, $packs pack(s) in $T/out7/linux"
+	fi
+else
+	bad "kit: the unpacked tree is committed with no background gc" "$(tail -5 "$t/log")"
+fi
+rm -rf "$t"
 # Bad values are refused by 'make run' before any work: nothing under
 # its OUT, and the error names the values allowed.
 refused() {	# VAR=VALUE PATTERN
