@@ -22,7 +22,7 @@ S := scripts
 # on to its children, and the step's guard (scripts/lib/lib.sh) stops all the
 # step started.
 
-.PHONY: help deps tree apply config kernel kmod selftests initramfs rootfs boot \
+.PHONY: help deps tree apply config kernel kmod selftests initramfs rootfs bootable boot \
 	run check check-geometries soak modes bench bench-quick bench-tlb check-series check-configs install-tests \
 	clean distclean
 
@@ -57,10 +57,14 @@ initramfs: kmod selftests
 rootfs: deps
 	@exec $(S)/job/rootfs.sh
 
-boot: initramfs
+# A guest this QEMU cannot boot is refused before anything is built.
+bootable: deps
+	@exec $(S)/job/boot.sh --can-boot
+
+boot: bootable initramfs
 	@JOB=shell exec $(S)/job/boot.sh
 
-run: initramfs
+run: bootable initramfs
 	@exec $(S)/job/run.sh
 
 check: deps

@@ -51,6 +51,12 @@ LOGDIR=${LOGDIR:-$OUT/logs}
 INITRD=${INITRD:-$BUILD/initramfs.cpio.gz}
 
 require_cmds qemu-system-aarch64 timeout
+# --can-boot: only whether this QEMU can boot such a guest (make run and
+# make boot ask before building anything).
+if [ "$KASAN" = hw ] && why=$(qemu_mte_broken); then
+	die "$why"
+fi
+[ "${1:-}" != --can-boot ] || exit 0
 [ -f "$IMAGE" ] || die "no kernel at $IMAGE; run 'make kernel'"
 [ -f "$INITRD" ] || die "no initramfs at $INITRD; run 'make initramfs'"
 

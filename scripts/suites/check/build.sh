@@ -23,7 +23,12 @@ geo() {	# GEOMETRY CMD...: run CMD with PAGE_SIZE and VA_BITS of GEOMETRY
 }
 built=()
 for ps in $PAGE_SIZES; do
-	read -r _ va levels _ < <(geometry "$ps")
+	read -r _ va levels _ kasan < <(geometry "$ps")
+	# Not built when no guest of it could boot here.
+	if [ "$kasan" = hw ] && why=$(qemu_mte_broken); then
+		skip "build $ps: kernel, module, selftests and initramfs ($TREE tree)" "$why"
+		continue
+	fi
 	msg "build ($TREE tree, $ps: $va-bit VA, $levels levels)"
 	fail=
 	for step in apply kernel kmod selftests initramfs; do

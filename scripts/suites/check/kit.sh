@@ -48,6 +48,24 @@ refused() {	# VAR=VALUE PATTERN
 		make -s -C "$TOP" run "$1" OUT="$o"
 	[ ! -e "$o" ] || bad "kit: make run $1 did no work" "$(ls -A "$o")"
 }
+# KASAN=hw under a QEMU whose MTE tags are per page: refused before any
+# build, naming the QEMU issue; QEMU_MTE_OK=1 lets it through.
+mkdir -p "$T/oldqemu"
+printf '#!/bin/sh\necho "QEMU emulator version 7.2.19 (Debian 1:7.2+dfsg-7+deb12u18)"\n' \
+	>"$T/oldqemu/qemu-system-aarch64"
+chmod +x "$T/oldqemu/qemu-system-aarch64"
+rm -rf "$T/out-mte"
+expect_fail "kit: make run KASAN=hw under QEMU 7.2 is refused up front" \
+	'QEMU 7.2 keeps one MTE tag per page.*issue 1416' \
+	env PATH="$T/oldqemu:$PATH" make -s -C "$TOP" run KASAN=hw OUT="$T/out-mte"
+[ ! -e "$T/out-mte/trees" ] || bad "kit: make run KASAN=hw under QEMU 7.2 built nothing" \
+	"$(ls -A "$T/out-mte")"
+if env PATH="$T/oldqemu:$PATH" QEMU_MTE_OK=1 KASAN=hw OUT="$T/out-mte" \
+	"$TOP/scripts/job/boot.sh" --can-boot >"$T/out-mte.log" 2>&1; then
+	ok "kit: QEMU_MTE_OK=1 lets KASAN=hw boot under QEMU 7.2"
+else
+	bad "kit: QEMU_MTE_OK=1 lets KASAN=hw boot under QEMU 7.2" "$(tail -3 "$T/out-mte.log")"
+fi
 refused BBML2=bogus 'all, none, boot, secondary, off or a CPU list'
 refused BBML2=0-9 "a list of the guest's CPUs, 0 to 3"
 refused PAGE_SIZE=8K '4K, 16K or 64K'
