@@ -236,8 +236,17 @@ b4_check() {	# NAME FROM TO
 	fi
 }
 rm -rf "$W/b4"
-[ -z "$core_head" ] || b4_check core "$base" "$core_head"
-[ -z "$heal_head" ] || b4_check heal "$core_head" "$heal_head"
+# A series that did not apply alone has no tree to send: a SKIP, not silence.
+if [ -n "$core_head" ]; then
+	b4_check core "$base" "$core_head"
+else
+	skip "b4 --offline-mode am round trip (core)" "the core series did not apply to the base"
+fi
+if [ -n "$heal_head" ]; then
+	b4_check heal "$core_head" "$heal_head"
+else
+	skip "b4 --offline-mode am round trip (heal)" "the healing series did not apply to the core"
+fi
 
 # The base kernel's test-only counters apply to the base on their own.
 if [ ${#bpatches[@]} -gt 0 ]; then
