@@ -25,17 +25,21 @@ extract_default() {
 	ver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown)
 	msg "committing the unpacked tree as the base (linux-source-6.12 $ver)"
 	git -C "$KSRC.tmp" init -q -b base
-	# No automatic gc: after the first commit (some 90000 loose objects)
-	# git would repack the whole tree in the background, minutes of CPU
-	# taken from the kernel build that follows. Nothing here needs a pack.
-	git -C "$KSRC.tmp" config gc.auto 0
-	git -C "$KSRC.tmp" config maintenance.auto false
+	no_auto_gc "$KSRC.tmp"
 	# Fixed identity and dates: the same package gives the same base
 	# commit everywhere, so base-commit: lines in patches mean something.
 	with_progress "committing" "$KSRC.tmp.log" '' '' '' commit_base "$ver" ||
 		die "cannot commit the unpacked tree; see $KSRC.tmp.log"
 	rm -f "$KSRC.tmp.log"
 	mv "$KSRC.tmp" "$KSRC"
+}
+
+# no_auto_gc REPO: after the first commit (some 90000 loose objects) git
+# would repack the whole tree in the background, minutes of CPU taken from
+# the kernel build that follows. Nothing here needs a pack.
+no_auto_gc() {
+	git -C "$1" config gc.auto 0 &&
+		git -C "$1" config maintenance.auto false
 }
 
 commit_base() {	# VERSION: the unpacked tree as one commit
@@ -59,8 +63,7 @@ if [ ! -d "$KSRC" ]; then
 	extract_default
 elif [ "$KSRC" = "$DEFAULT_KSRC" ]; then
 	# One unpacked by an earlier kit: no background gc either.
-	git -C "$KSRC" config gc.auto 0 2>/dev/null || true
-	git -C "$KSRC" config maintenance.auto false 2>/dev/null || true
+	no_auto_gc "$KSRC" 2>/dev/null || true
 fi
 
 [ -f "$KSRC/Makefile" ] && grep -q '^PATCHLEVEL' "$KSRC/Makefile" ||

@@ -212,9 +212,14 @@ if [ -n "$warn_base" ]; then
 	fi
 fi
 
-# b4 round trip of each series: FROM..TO sent with --base=FROM.
+# b4 round trip of each series: FROM..TO sent with --base=FROM. A series
+# that did not apply alone (no TO) has no tree to send: a SKIP, not silence.
 b4_check() {	# NAME FROM TO
 	local what=$1 from=$2 to=$3 d=$W/b4/$1 n mbx
+	if [ -z "$to" ]; then
+		skip "b4 --offline-mode am round trip ($what)" "the $what series did not apply alone"
+		return
+	fi
 	n=$(git -C "$src" rev-list --count "$from..$to")
 	rm -rf "$d" && mkdir -p "$d/out"
 	git -C "$src" "${GIT_ID[@]}" format-patch -q --thread --cover-letter --base="$from" \
@@ -236,17 +241,8 @@ b4_check() {	# NAME FROM TO
 	fi
 }
 rm -rf "$W/b4"
-# A series that did not apply alone has no tree to send: a SKIP, not silence.
-if [ -n "$core_head" ]; then
-	b4_check core "$base" "$core_head"
-else
-	skip "b4 --offline-mode am round trip (core)" "the core series did not apply to the base"
-fi
-if [ -n "$heal_head" ]; then
-	b4_check heal "$core_head" "$heal_head"
-else
-	skip "b4 --offline-mode am round trip (heal)" "the healing series did not apply to the core"
-fi
+b4_check core "$base" "$core_head"
+b4_check heal "$core_head" "$heal_head"
 
 # The base kernel's test-only counters apply to the base on their own.
 if [ ${#bpatches[@]} -gt 0 ]; then
