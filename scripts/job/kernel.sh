@@ -4,6 +4,8 @@
 . "$(dirname "$0")/../lib/lib.sh"
 
 require_cmds "${CROSS_COMPILE}gcc" ccache make
+mkdir -p "$BUILD"
+build_begin "$BUILD"
 "$TOP/scripts/job/config.sh"
 log=$BUILD/build.log
 msg "building $TREE kernel $VARIANT ($PAGE_SIZE pages, $VA_BITS-bit VA$([ "$KASAN" = off ] || echo ", KASAN_${KASAN^^}_TAGS")) in $BUILD (log: $log)"
@@ -13,9 +15,11 @@ start=$(date +%s)
 total=$(cat "$OUT"/trees/*/"build-$VARIANT/.kit-objects" 2>/dev/null | sort -n | tail -1) || true
 if ! with_progress "building the kernel" "$log" '^  CC ' "objects compiled" "${total:-}" \
 	kmake Image modules; then
-	grep -E 'error|Error' "$log" | head -20 >&2
+	build_end "$BUILD"
+	make_errors "$log" >&2
 	die "kernel build failed; see $log"
 fi
+build_end "$BUILD"
 n=$(grep -c '^  CC ' "$log") || true
 [ "${n:-0}" -le "${total:-0}" ] || echo "$n" >"$BUILD/.kit-objects"
 msg "kernel built in $(( $(date +%s) - start ))s: $IMAGE"

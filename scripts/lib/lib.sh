@@ -284,6 +284,32 @@ kmake() {
 		HOSTCC="ccache gcc" "$@"
 }
 
+# build_begin DIR / build_end DIR bracket a make in DIR. A make killed
+# outright (SIGKILL, a closed terminal, a CI job stopped) can leave a file
+# half written that the next make takes as up to date: a .cmd file that
+# fixdep did not finish breaks every later build of its directory
+# ("unterminated call to function 'wildcard'"), and a module's CRCs are
+# appended after its object. So a marker stays in DIR while make runs; a
+# run that finds it removes what the killed make wrote after it, to be made
+# again (from ccache).
+build_begin() {
+	local mark=$1/.kit-building n
+	if [ -e "$mark" ]; then
+		n=$(find "$1" -type f -newer "$mark" ! -name build.log ! -name '.kit-*' \
+			! -name .config | wc -l)
+		msg "the last build in $1 did not finish (killed): removing the $n files it wrote"
+		find "$1" -type f -newer "$mark" ! -name build.log ! -name '.kit-*' \
+			! -name .config -delete
+	fi
+	touch "$mark"
+}
+build_end() { rm -f "$1/.kit-building"; }
+
+# make_errors LOG: the lines of a failed make's log that say why.
+make_errors() {
+	grep -E 'error|Error|\*\*\*' "$1" | grep -v '^make.*\] Error [0-9]' | head -20
+}
+
 # build_kmod DIR MAKE...: build kmod/ with 'MAKE M=DIR modules'. 6.12's
 # Kbuild writes external-module objects next to the sources, so they are
 # built from a copy in DIR, which keeps the repository clean.
@@ -291,6 +317,7 @@ build_kmod() {
 	local dir=$1 f
 	shift
 	mkdir -p "$dir"
+	build_begin "$dir"
 	# Sources no longer in kmod/ (renamed or removed) must not be built.
 	for f in "$dir"/*.c "$dir"/*.h; do
 		[ -e "$f" ] || continue
@@ -302,9 +329,11 @@ build_kmod() {
 		cmp -s "$f" "$dir/${f##*/}" || cp "$f" "$dir/"
 	done
 	"$@" M="$dir" modules >"$dir/build.log" 2>&1 || {
+		build_end "$dir"
 		tail -30 "$dir/build.log" >&2
 		die "module build failed; see $dir/build.log"
 	}
+	build_end "$dir"
 	ls "$dir"/linmap_test.ko "$dir"/linmap_churn.ko >/dev/null
 }
 
