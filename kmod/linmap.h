@@ -106,6 +106,8 @@ struct lm_syms {
 	struct mm_struct *init_mm;
 	bool *rodata_full;
 	bool *rodata_enabled;
+	/* The boot parameter that keeps the linear map in PTEs (static). */
+	bool *linear_map_ptes;
 	bool *kfence_early_init;
 	struct lm_inject_hook *inject;
 	unsigned int *split_delay_us;
@@ -137,6 +139,7 @@ bool lm_kfence_pool(unsigned long *start, unsigned long *end);
 const char *lm_kfence_mode(void);
 int lm_bbml2_state(void);
 bool lm_linear_blocks(void);
+int lm_pte_layout(void);
 bool lm_pud_blocks(void);
 
 /* ---- the walker --------------------------------------------------------- */

@@ -59,6 +59,7 @@ static const struct {
 	LM_SYM(put_online_mems, "put_online_mems", false),
 	LM_SYM(kfence_early_init, "kfence_early_init", false),
 	LM_SYM(rodata_enabled, "rodata_enabled", false),
+	LM_SYM(linear_map_ptes, "linear_map_ptes", false),
 	LM_SYM(set_direct_map_invalid_noflush,
 	       "set_direct_map_invalid_noflush", true),
 	LM_SYM(set_direct_map_default_noflush,
@@ -181,15 +182,26 @@ int lm_bbml2_state(void)
  * The policy the kernel applies to the linear map, boot and hot-added
  * memory alike: blocks and contiguous ranges unless page mappings are
  * forced (debug_pagealloc, or a direct map that can change without
- * BBML2_NOABORT to split it).
+ * BBML2_NOABORT to split it, or with it under linear_map_ptes).
  */
 bool lm_linear_blocks(void)
 {
 	if (debug_pagealloc_enabled())
 		return false;
-	if (lm_bbml2_state() > 0)
+	if (lm_bbml2_state() > 0 && lm_pte_layout() <= 0)
 		return true;
 	return !lm_sym.can_set_direct_map();
+}
+
+/*
+ * Was the kernel booted with linear_map_ptes (the series' parameter)? 1 or
+ * 0, or -1 for a kernel without the parameter.
+ */
+int lm_pte_layout(void)
+{
+	if (!lm_sym.linear_map_ptes)
+		return -1;
+	return READ_ONCE(*lm_sym.linear_map_ptes);
 }
 
 /* ---- collapse ----------------------------------------------------------- */

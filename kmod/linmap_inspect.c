@@ -54,6 +54,7 @@ static int state_show(struct seq_file *m, void *v)
 		   read_cpuid_id());
 	seq_printf(m, "can_set_direct_map=%d\n", lm_sym.can_set_direct_map());
 	seq_printf(m, "linear_blocks=%d\n", lm_linear_blocks());
+	seq_printf(m, "pte_layout=%d\n", lm_pte_layout());
 	lm_kimage_alias(&s, &e);
 	seq_printf(m, "kimage_alias=0x%lx-0x%lx\n", s, e);
 	seq_printf(m, "linear=0x%lx-0x%lx\n", (unsigned long)PAGE_OFFSET,

@@ -12,6 +12,8 @@ usage:
   ptdump.py same DATA_A DATA_B    exit 1 unless both have the same leaf
                                   distribution outside the kernel image
                                   alias and the KFENCE pool
+  ptdump.py ptes DATA             exit 1 unless every leaf there is a
+                                  plain PTE (no block, no contiguous range)
 """
 import os
 import re
@@ -66,6 +68,10 @@ def main():
     if len(sys.argv) == 3 and sys.argv[1] == "show":
         print(counts(sys.argv[2]))
         return 0
+    if len(sys.argv) == 3 and sys.argv[1] == "ptes":
+        n = counts(sys.argv[2], ranges(state(sys.argv[2])))
+        print(n)
+        return 0 if n.get("pte") and set(n) == {"pte"} else 1
     if len(sys.argv) == 4 and sys.argv[1] == "same":
         a, b = sys.argv[2], sys.argv[3]
         ex = ranges(state(a)) + ranges(state(b))

@@ -136,16 +136,44 @@ check_map() {	# NAME DATA
 
 # same_layout PAGE_SIZE MODE_A MODE_B: the kernel's ptdump of the linear map
 # at boot must have the same leaves in both, outside the kernel image alias
-# and the KFENCE pool.
+# and the KFENCE pool. MODE_A series:NAME is the series' guest NAME, from a
+# nested tree's run (the unpatched base).
 same_layout() {
 	local name="$1-$2: linear map at boot has the same leaves as $1-$3"
-	local out
-	if out=$(python3 "$TOP/scripts/job/ptdump.py" same "$CHECK/$1-$2.data" \
+	local out a=$CHECK/$1-$2.data
+	if [[ $2 == series:* ]]; then
+		a=${SERIES_CHECK_DIR:-}/$1-${2#series:}.data
+		name="$1-$3: linear map at boot has the same leaves as the series' $1-${2#series:}"
+		if [ -z "${SERIES_CHECK_DIR:-}" ] || [ ! -f "$a" ]; then
+			skip "$name" "no $a: the series' guest did not run (CHECK_MODES, or not in make check)"
+			return 0
+		fi
+	fi
+	if out=$(python3 "$TOP/scripts/job/ptdump.py" same "$a" \
 		"$CHECK/$1-$3.data" 2>&1); then
 		ok "$name"
 		printf '%s\n' "$out" | sed 's/^/    /'
 	else
 		bad "$name" "$out"
+	fi
+}
+
+# The series booted with linear_map_ptes: the kernel says it kept the
+# linear map in PTEs, and its ptdump at boot has nothing else.
+check_pte_layout() {	# GEOMETRY MODE
+	local log=$CHECK/$1-$2.log out
+	local line='linear map: PTEs only, as without BBML2_NOABORT (linear_map_ptes)'
+	if grep -qF "$line" "$log"; then
+		ok "$1-$2: the kernel says linear_map_ptes kept PTEs"
+	else
+		bad "$1-$2: the kernel says linear_map_ptes kept PTEs" \
+			"no '$line' in $log: $(grep -E 'linear map|linear_map_ptes|BBML2' "$log" | head -5)"
+	fi
+	if out=$(python3 "$TOP/scripts/job/ptdump.py" ptes "$CHECK/$1-$2.data" 2>&1); then
+		ok "$1-$2: linear map at boot is all PTEs"
+		printf '    %s\n' "$out"
+	else
+		bad "$1-$2: linear map at boot is all PTEs" "$out"
 	fi
 }
 
@@ -196,8 +224,10 @@ host_checks() {
 		smmu) check_smmu "$ps" "$mode" ;;
 		own-bbm) check_own_bbm "$ps" "$mode" ;;
 		kexec|kdump) check_kexec "$ps" "$mode" "$c" ;;
+		pte-layout) check_pte_layout "$ps" "$mode" ;;
 		same-layout=*)
-			if [ -n "${CHECK_MODES:-}" ] && [[ " $CHECK_MODES " != *" ${c#*=} "* ]]; then
+			if [[ ${c#*=} != series:* ]] && [ -n "${CHECK_MODES:-}" ] &&
+			   [[ " $CHECK_MODES " != *" ${c#*=} "* ]]; then
 				skip "$ps-${c#*=}: linear map at boot has the same leaves as $ps-$mode" \
 					"CHECK_MODES leaves out ${c#*=}"
 			else

@@ -94,17 +94,22 @@ TEST_F_TIMEOUT(linmap, state_sane, LM_TIMEOUT)
  * it once against the facts it follows from: debug_pagealloc forces pages,
  * and so does a direct map that may change (rodata=full, a KFENCE pool
  * set up late: what can_set_direct_map() says) unless BBML2_NOABORT lets
- * live blocks be split.
+ * live blocks be split and linear_map_ptes (a kernel that has it: the
+ * series) does not ask for pages all the same.
  */
 TEST_F_TIMEOUT(linmap, linear_blocks, LM_TIMEOUT)
 {
 	const struct lm_state *st = &self->lm.st;
 	bool may_change = st->rodata_full || st->kfence == LM_KFENCE_LATE;
+	bool ptes = st->pte_layout >= 0 && lm_cmdline_flag("linear_map_ptes");
+	bool bbml2 = st->bbml2 == 1 && !ptes;
 
-	EXPECT_EQ(!st->debug_pagealloc && (st->bbml2 == 1 || !may_change),
+	if (st->pte_layout >= 0)
+		EXPECT_EQ(ptes, st->pte_layout)
+			TH_LOG("the kernel read linear_map_ptes otherwise than /proc/cmdline");
+	EXPECT_EQ(!st->debug_pagealloc && (bbml2 || !may_change), st->linear_blocks);
+	EXPECT_EQ(!st->debug_pagealloc && (bbml2 || !st->can_set_direct_map),
 		  st->linear_blocks);
-	EXPECT_EQ(!st->debug_pagealloc &&
-		  (st->bbml2 == 1 || !st->can_set_direct_map), st->linear_blocks);
 }
 
 TEST_F_TIMEOUT(linmap, counts_consistent, LM_TIMEOUT)

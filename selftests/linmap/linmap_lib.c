@@ -11,6 +11,8 @@
  * its parts (module I/O, parsing, the fixture) call one another.
  */
 #define LM_LIB_IMPL
+#include <strings.h>
+
 #include "linmap_lib.h"
 
 const char * const lm_kind_name[LM_NR_KINDS] = LM_KIND_NAMES;
@@ -306,6 +308,7 @@ void lm_parse_state(struct __test_metadata *_metadata,
 {
 	struct lm_out *o = lm_get(_metadata, lm, "state");
 	char str[128], *tok, *save = NULL;
+	unsigned long long v;
 	int k;
 
 	memset(st, 0, sizeof(*st));
@@ -323,6 +326,10 @@ void lm_parse_state(struct __test_metadata *_metadata,
 	lm_str(_metadata, o, "bbml2", str, sizeof(str));
 	st->bbml2 = lm_index(str, lm_bbml2_name, ARRAY_SIZE(lm_bbml2_name)) - 1;
 	LM_ASSERT(_metadata, st->bbml2 >= -1, "state: unexpected bbml2=%s", str);
+	/* Only a module that knows of linear_map_ptes says it. */
+	st->pte_layout = -1;
+	if (!lm_kv_num(o->text, "pte_layout", &v))
+		st->pte_layout = (int)v;
 	lm_range(_metadata, o, "kfence_pool", &st->kfence_pool, true);
 	lm_range(_metadata, o, "kimage_alias", &st->kimage, false);
 	lm_range(_metadata, o, "linear", &st->linear, false);
@@ -634,6 +641,30 @@ const char *lm_cmdline(const char *key, char *out, size_t size)
 		snprintf(out, size, "%.*s", (int)strcspn(last, " \t\n"), last);
 	free(cmdline);
 	return last ? out : NULL;
+}
+
+/*
+ * A boolean kernel parameter as the kernel reads it: the last occurrence
+ * counts, alone it means on, and =1, y, t or on (kstrtobool) too.
+ */
+bool lm_cmdline_flag(const char *key)
+{
+	char *cmdline = lm_read_path("/proc/cmdline"), *tok, *save = NULL;
+	size_t len = strlen(key);
+	bool on = false;
+
+	for (tok = cmdline ? strtok_r(cmdline, " \t\n", &save) : NULL; tok;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		if (strncmp(tok, key, len))
+			continue;
+		if (!tok[len])
+			on = true;
+		else if (tok[len] == '=')
+			on = (tok[len + 1] && strchr("1yYtT", tok[len + 1])) ||
+			     !strcasecmp(tok + len + 1, "on");
+	}
+	free(cmdline);
+	return on;
 }
 
 bool lm_overlap(const struct lm_range *a, const struct lm_range *b)

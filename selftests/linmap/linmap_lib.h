@@ -77,6 +77,7 @@ struct lm_state {
 	unsigned long long cont_pmds;
 	int kfence;
 	int bbml2;			/* 1, 0, or -1 for unknown */
+	int pte_layout;			/* linear_map_ptes: 1, 0, -1 for none */
 	struct lm_range kfence_pool;
 	struct lm_range kimage;
 	struct lm_range linear;
@@ -189,6 +190,7 @@ void lm_expect_unchanged(struct __test_metadata *_metadata,
 			 const struct lm_counts *after);
 unsigned long long lm_meminfo(const char *key);
 const char *lm_cmdline(const char *key, char *out, size_t size);
+bool lm_cmdline_flag(const char *key);
 bool lm_overlap(const struct lm_range *a, const struct lm_range *b);
 bool lm_within(const struct lm_range *in, const struct lm_range *out);
 struct lm_out *lm_audit(struct __test_metadata *_metadata,

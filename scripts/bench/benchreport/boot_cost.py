@@ -59,8 +59,8 @@ def boot_cost_setups(d, mem, res):
         # the repaint every PTE that the same kernel without a repaint
         # does not have.
         r = {"map_mem": step_cost(name, bc, cbc, "map_mem",
-                                  ptes if setup == "ic-full-unpatched" else 1),
-             "table_pages": c["table_pages"]}
+                                  ptes if setup in ("ic-full-unpatched", "ic-full-ptes") else 1),
+             "table_pages": c["table_pages"], "leaves": c["n"]}
         if setup == "ic-repaint":
             r["repaint"] = step_cost(name, bc, cbc, "repaint",
                                      max(1, ptes - ptes_of.get("ic-full-patched", 0)))
@@ -89,6 +89,21 @@ def boot_cost_targets(res, t):
         if u and rp.get("repaint"):
             t["repaint_vs_unpatched_map_mem_ratio_" + mem] = round(
                 rp["repaint"]["insns"] / u["insns"], 3)
+        pt = x.get("ic-full-ptes") or {}
+        if (x.get("ic-full-unpatched") or {}).get("leaves") and pt.get("leaves"):
+            # linear_map_ptes: the series' kernel with 6.12's layout, leaf
+            # for leaf and table for table; its map_mem() batches barriers.
+            un = x["ic-full-unpatched"]
+            t["linear_map_ptes_layout_" + mem] = {
+                "leaves": pt["leaves"], "table_pages": pt["table_pages"],
+                "unpatched_leaves": un["leaves"], "unpatched_table_pages": un["table_pages"],
+                "map_mem_insns_ratio": round(pt["map_mem"]["insns"] / u["insns"], 3)
+                if u and pt.get("map_mem") else None,
+                "met": pt["leaves"] == un["leaves"] and pt["table_pages"] == un["table_pages"]}
+            if not t["linear_map_ptes_layout_" + mem]["met"]:
+                problem("ic-full-ptes-%s: linear_map_ptes left %s leaves and %s tables, "
+                        "unpatched rodata=full %s and %s" % (mem, pt["leaves"], pt["table_pages"],
+                                                             un["leaves"], un["table_pages"]))
         if pa and rp.get("map_mem"):
             # Same code through map_mem() in both boots, so the same count,
             # to the one tick (16 instructions) a window can straddle.

@@ -8,7 +8,9 @@
 # default), boots in the core tree's modes of scripts/modes/modes.tsv; the tests
 # that need the healing series skip there and say so. Then the unpatched
 # 6.12 (4K) runs the real workloads, the yardstick for the series' own
-# workload guests (CHECK_BASE_MODES, by default its workload-* modes).
+# workload guests (CHECK_BASE_MODES, by default its workload-* modes), and
+# its layout-* guests, whose linear map at boot the series' pte-layout
+# guest (linear_map_ptes) must match.
 # Results are prefixed "core: " and "base: ", logs in out/check/core/ and
 # out/check/base/.
 nested_tree() {	# SERIES PREFIX PAGE_SIZES MODES
@@ -25,6 +27,7 @@ nested_tree() {	# SERIES PREFIX PAGE_SIZES MODES
 		fi
 		printf '%s\n' "$line"
 	done < <(SERIES=$1 CHECK_PART=trees CHECK_DIR="$CHECK/$2" RESULT_PREFIX="$2: " \
+		SERIES_CHECK_DIR="$CHECK" \
 		CHECK_PAGE_SIZES="$3" CHECK_MODES="$4" "$TOP/scripts/suites/check.sh" 2>&1)
 	# A run that died (an error before its tally) must not pass unseen.
 	[ -n "$tallied" ] || bad "$2: the $1 tree's run ended without its tally" \
@@ -36,7 +39,8 @@ fi
 base_modes() {
 	local m out=
 	[ -z "${CHECK_BASE_MODES:-}" ] || { echo "$CHECK_BASE_MODES"; return; }
-	for m in $(python3 "$TOP/scripts/modes/modes.py" names check base workload-); do
+	for m in $(python3 "$TOP/scripts/modes/modes.py" names check base workload-) \
+		 $(python3 "$TOP/scripts/modes/modes.py" names check base layout-); do
 		[ -z "${CHECK_MODES:-}" ] || [[ " $CHECK_MODES " == *" $m "* ]] || continue
 		out+="${out:+ }$m"
 	done
