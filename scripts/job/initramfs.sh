@@ -27,6 +27,8 @@ for app in $("$TOP/scripts/guest/applets"); do
 done
 install -m 755 "$TOP/scripts/guest/init" "$root/init"
 install -m 755 "$TOP/scripts/guest/workloads" "$root/bin/linmap_workloads"
+# What a user runs on a server, run by the hwbench workload in Debian's root.
+install -m 755 "$TOP/scripts/bench/hw-bench.sh" "$root/bin/hw-bench.sh"
 install -m 644 "$KO" "$BUILD/kmod/linmap_churn.ko" "$root/lib/modules/"
 # Built only for kernels with KUnit.
 [ ! -f "$BUILD/kmod/linmap_kunit.ko" ] ||

@@ -3,7 +3,8 @@
 # For a real arm64 board or server: build kmod/ against the kernel build in
 # KDIR and the selftests, and pack them with kselftest's own runner into one
 # tarball laid out as 'make -C tools/testing/selftests install' lays out its
-# output. On the board, as root: tar xzf <tarball> && ./run_kselftest.sh
+# output, with scripts/bench/hw-bench.sh at its top. On the board, as
+# root: tar xzf <tarball> && ./run_kselftest.sh
 #   KDIR=<kernel build dir>   a built arm64 kernel (Module.symvers)
 #   KSELFTEST=<dir>           <linux>/tools/testing/selftests for the runner
 #                             and harness (default: KDIR's source tree)
@@ -62,6 +63,8 @@ for f in "${runner[@]}"; do
 	install -m 744 "$KSELFTEST/$f" "$stage/kselftest/"
 done
 install -m 744 "$KSELFTEST/run_kselftest.sh" "$stage/"
+# The workloads the series was measured with, to run on the machine itself.
+install -m 755 "$TOP/scripts/bench/hw-bench.sh" "$stage/"
 progs=$(linmap_progs "$KSELFTEST")
 for p in $progs; do
 	echo "linmap:$p"

@@ -411,7 +411,14 @@ tally() { echo "$pass passed, $failed failed, $skipped skipped"; [ "$failed" = 0
 # The guest's data block, read by scripts/lib/linmap_data.py (see its usage).
 linmap_data() { python3 "$TOP/scripts/lib/linmap_data.py" "$@"; }
 
-stamp_of() { sha256sum "$@" 2>/dev/null | sha256sum | cut -c1-16; }
+# stamp_of FILE...: a hash of the files' contents, in order (not of their
+# paths: the same rootfs or config from another clone has the same stamp).
+stamp_of() {
+	local f
+	for f in "$@"; do
+		if [ -f "$f" ]; then sha256sum <"$f"; else echo "no ${f##*/}"; fi
+	done | sha256sum | cut -c1-16
+}
 
 # with_progress WHAT LOG PATTERN UNIT TOTAL CMD...: run CMD, its output in
 # LOG, and say how it goes while it runs: the time taken and, with a

@@ -177,6 +177,50 @@ check_pte_layout() {	# GEOMETRY MODE
 	fi
 }
 
+# hw-bench.sh in a workload guest (workload hwbench): its results.json,
+# [hwbench.json] in the data, names the layout the mode boots, has a
+# figure above 0 for each workload's own measure, and a median or a
+# reason for every other; the second layout's run is joined with the
+# first's by hw-bench.sh --compare, the table shown here.
+check_hwbench() {	# GEOMETRY MODE LAYOUT
+	local ps=$1 mode=$2 want=$3 j=$CHECK/$1-$2.hwbench.json name bad_m= m other
+	name="$ps-$mode: hw-bench.sh reports the $want layout and a figure for every workload"
+	PYTHONPATH="$TOP/scripts/lib" python3 -c '
+import sys
+from linmap_data import sections
+print("\n".join(sections(sys.argv[1]).get("hwbench.json", [])))' "$CHECK/$ps-$mode.data" >"$j" 2>&1 || true
+	for m in memcached:ops_per_s fio_randread:iops fio_randwrite:iops seqread:bandwidth; do
+		awk -v w="${m%%:*}" -v m="${m#*:}" '
+			index($0, "\"workload\": \"" w "\", \"metric\": \"" m "\"") &&
+			match($0, /"median": [0-9.e+]+/) && substr($0, RSTART + 10, RLENGTH - 10) + 0 > 0 { f = 1 }
+			END { exit !f }' "$j" || bad_m+=" $m"
+	done
+	# Every figure has a median or says why it has none.
+	other=$(grep '"workload":' "$j" | grep -vc '"median":\|"missing": "[^"]' || true)
+	if grep -q "^ *\"layout\": \"$want\"" "$j" && [ -z "$bad_m" ] && [ "$other" = 0 ]; then
+		ok "$name"
+		grep -o '"workload": "[a-z_]*", "metric": "[a-z0-9_]*".*"\(median\|missing\)": [^,}]*' "$j" |
+			sed 's/"workload": "\([a-z_]*\)", "metric": "\([a-z0-9_]*\)".*"\(median\|missing\)": /\1 \2 \3 /; s/^/    /'
+	else
+		bad "$name" "layout $(sed -n 's/^ *"layout": "\(.*\)",$/\1/p' "$j") (want $want); no figure above 0:${bad_m:- none}; $other without median or reason; $j: $(head -c 600 "$j")"
+	fi
+	# The two layouts side by side, once both ran (PTE first in modes.tsv).
+	[ "$want" = block ] || return 0
+	local pj md=$CHECK/$ps-hwbench-compare.md
+	pj=$(grep -l '^ *"layout": "pte"' "$CHECK"/"$ps"-*.hwbench.json 2>/dev/null | head -1)
+	if [ -z "$pj" ]; then
+		skip "$ps-$mode: hw-bench.sh --compare with the PTE layout's run" \
+			"no PTE-layout hw-bench run in $CHECK (CHECK_MODES?)"
+	elif "$TOP/scripts/bench/hw-bench.sh" --compare "$pj" "$j" --md "$md" >/dev/null 2>&1 &&
+	     grep -q '^| memcached | ops_per_s .* | [-+][0-9.]*% |$' "$md" &&
+	     grep -q '^| seqread | bandwidth .* | [-+][0-9.]*% |$' "$md"; then
+		ok "$ps-$mode: hw-bench.sh --compare joins the PTE and block layouts' runs"
+		sed 's/^/    /' "$md"
+	else
+		bad "$ps-$mode: hw-bench.sh --compare joins the PTE and block layouts' runs" "$(cat "$md" 2>&1)"
+	fi
+}
+
 # The kexec and kdump guests: the first kernel loaded the second with
 # kexec -s -l and rebooted into it, or loaded a crash kernel with kexec
 # -s -p and panicked; the record is the second kernel's.
@@ -225,6 +269,7 @@ host_checks() {
 		own-bbm) check_own_bbm "$ps" "$mode" ;;
 		kexec|kdump) check_kexec "$ps" "$mode" "$c" ;;
 		pte-layout) check_pte_layout "$ps" "$mode" ;;
+		hwbench=*) check_hwbench "$ps" "$mode" "${c#*=}" ;;
 		same-layout=*)
 			if [[ ${c#*=} != series:* ]] && [ -n "${CHECK_MODES:-}" ] &&
 			   [[ " $CHECK_MODES " != *" ${c#*=} "* ]]; then

@@ -16,7 +16,7 @@ board_guest() {
 		return 0
 	fi
 	progs=$(linmap_progs "$SRC/tools/testing/selftests")
-	for f in run_kselftest.sh kselftest-list.txt kselftest/runner.sh kselftest/prefix.pl \
+	for f in run_kselftest.sh hw-bench.sh kselftest-list.txt kselftest/runner.sh kselftest/prefix.pl \
 		 kselftest/module.sh kselftest/ktap_helpers.sh $(printf 'linmap/%s ' $progs) \
 		 linmap/settings linmap/linmap_test.ko linmap/linmap_churn.ko; do
 		tar tzf "$tar" "./$f" >/dev/null 2>&1 || missing+=" $f"

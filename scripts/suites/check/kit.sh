@@ -2,6 +2,8 @@
 # make check, group 1. the kit's own checks on the host: bad input is
 # refused clearly.
 # Sourced by scripts/suites/check.sh, not run alone.
+# Longer than 400 lines: one check after another, each a few lines, of
+# the kit's refusals and stand-ins; hw-bench.sh's are in hwbench.sh.
 
 # ---- 1. host-side checks of the kit --------------------------------------
 msg "kit checks"
@@ -39,6 +41,19 @@ else
 	bad "kit: the unpacked tree is committed with no background gc" "$(tail -5 "$t/log")"
 fi
 rm -rf "$t"
+# The caches are keyed by content: the rootfs image (650 MB) built from
+# one clone serves another clone of the same kit.
+mkdir -p "$T/stamp-a" "$T/stamp-b"
+printf 'fio\n' >"$T/stamp-a/rootfs.pkgs"
+cp "$T/stamp-a/rootfs.pkgs" "$T/stamp-b/"
+printf 'fio\nperf\n' >"$T/stamp-b/other.pkgs"
+if [ "$(stamp_of "$T/stamp-a/rootfs.pkgs")" = "$(stamp_of "$T/stamp-b/rootfs.pkgs")" ] &&
+   [ "$(stamp_of "$T/stamp-a/rootfs.pkgs")" != "$(stamp_of "$T/stamp-b/other.pkgs")" ]; then
+	ok "kit: a stamp depends on the files' contents, not their paths"
+else
+	bad "kit: a stamp depends on the files' contents, not their paths" \
+		"$(stamp_of "$T/stamp-a/rootfs.pkgs") and $(stamp_of "$T/stamp-b/rootfs.pkgs")"
+fi
 # Bad values are refused by 'make run' before any work: nothing under
 # its OUT, and the error names the values allowed.
 refused() {	# VAR=VALUE PATTERN
@@ -422,3 +437,4 @@ if gcc -O2 -Wall -Werror -o "$T/linmap_vmcore" "$TOP/scripts/guest/vmcore.c" 2>"
 else
 	bad "kit: scripts/guest/vmcore.c builds for the host" "$(cat "$T/vmcore.cc")"
 fi
+. "$G/hwbench.sh"
