@@ -8,7 +8,8 @@
 #           the floor; under -icount also the repaint and no BBML2)
 #   memory: MemTotal/MemFree after boot, linear-map table pages, leaves, at
 #           BENCH_MEMS (4G 64G 256G; quick: 4G)
-#   fragmentation: BENCH_ROUNDS rounds of the stress at 4G, the map after each
+#   fragmentation: BENCH_ROUNDS (5; quick: 1) rounds of the stress at 4G,
+#           the map after each
 #   set_memory_ro+rw: BENCH_SIZES pages, BENCH_REPS repetitions, at 4G
 #   contiguous user PTEs: BENCH_CONTPTE_ROUNDS (256; quick: 64) of
 #   mprotect() of one page of a block and back, and of contpte_convert()
@@ -37,7 +38,7 @@
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	DEBUG=${BENCH_DEBUG:-$DEBUG}
 	MEMS=${BENCH_MEMS:-4G}
-	ROUNDS=${BENCH_ROUNDS:-2}
+	ROUNDS=${BENCH_ROUNDS:-1}
 	SIZES=${BENCH_SIZES:-1:16:512:4096}
 	REPS=${BENCH_REPS:-5}
 	HOTPLUG=${BENCH_HOTPLUG-1G}

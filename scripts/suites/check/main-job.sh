@@ -43,7 +43,7 @@ interrupt_check() {
 			apply) [ -n "$gitdir" ] && [ "$(cat "$gitdir/rebase-apply/next" 2>/dev/null)" \
 				-ge 3 ] 2>/dev/null && break ;;
 			config) [ -f "$b/.config" ] && [ ! -f "$b/.kit-config" ] && break ;;
-			build) [ "$(grep -c '^  CC ' "$b/build.log" 2>/dev/null)" -ge 200 ] 2>/dev/null &&
+			build) [ "$(grep -c '^  CC ' "$b/build.log" 2>/dev/null)" -ge 60 ] 2>/dev/null &&
 				break ;;
 			boot) grep -qs 'Booting Linux' "$o"/run/*.log && break ;;
 			esac
