@@ -187,7 +187,8 @@ want memcached && [ $mc_client = memcaslap ] &&
 want fio && need+=("fio:fio" "cryptsetup:cryptsetup-bin")
 want seqread && need+=("dd:coreutils")
 missing=
-for n in "${need[@]}" "awk:gawk or mawk" "sort:coreutils"; do
+want fio && [ -z "$device" ] && need+=("modprobe:kmod")
+for n in "${need[@]}" "awk:gawk or mawk" "grep:grep" "sed:sed" "sort:coreutils"; do
 	command -v "${n%%:*}" >/dev/null || missing+=" ${n%%:*} (Debian: ${n#*:})"
 done
 [ -z "$missing" ] || die "missing programs:$missing; install them or leave their workload out with --only"
