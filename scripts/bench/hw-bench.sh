@@ -67,6 +67,21 @@ bytes() {
 # ---- --compare -------------------------------------------------------------
 # Every result is one line of results.json (the writer below keeps it so),
 # which is all this reads back.
+# JSON_FIELD: the awk function that reads field K (a string or a number)
+# from one such line; both readers below start with it.
+JSON_FIELD='
+function field(line, k,    m) {
+	if (match(line, "\"" k "\": *\"[^\"]*\"")) {
+		m = substr(line, RSTART, RLENGTH); sub(/^[^:]*: *"/, "", m); sub(/"$/, "", m)
+		return m
+	}
+	if (match(line, "\"" k "\": *[-0-9.eE+]+")) {
+		m = substr(line, RSTART, RLENGTH); sub(/^[^:]*: */, "", m)
+		return m
+	}
+	return ""
+}'
+
 json_of() {
 	if [ -d "$1" ]; then echo "$1/results.json"; else echo "$1"; fi
 }
@@ -76,18 +91,7 @@ compare() {
 	a=$(json_of "$1") b=$(json_of "$2")
 	[ -f "$a" ] || die "--compare: no $a"
 	[ -f "$b" ] || die "--compare: no $b"
-	awk -v A="$a" -v B="$b" '
-	function field(line, k,    m) {
-		if (match(line, "\"" k "\": *\"[^\"]*\"")) {
-			m = substr(line, RSTART, RLENGTH); sub(/^[^:]*: *"/, "", m); sub(/"$/, "", m)
-			return m
-		}
-		if (match(line, "\"" k "\": *[-0-9.eE+]+")) {
-			m = substr(line, RSTART, RLENGTH); sub(/^[^:]*: */, "", m)
-			return m
-		}
-		return ""
-	}
+	awk -v A="$a" -v B="$b" "$JSON_FIELD"'
 	function load(f, side,    line, key) {
 		while ((getline line < f) > 0) {
 			if (line ~ /^ *"layout":/) layout[side] = field(line, "layout")
@@ -510,13 +514,12 @@ q() { printf '%s' "$1" | sed 's/["\\]/\\&/g'; }
 	echo
 	echo "| workload | metric | median [min, max] | repetitions |"
 	echo "|---|---|---|---|"
-	awk '/"workload":/ {
-		line = $0; f["workload"]; f["metric"]; f["unit"]; f["median"]; f["min"]; f["max"]; f["reps"]; f["missing"]
-		for (k in f) { f[k] = ""
-			if (match(line, "\"" k "\": *\"[^\"]*\"")) { x = substr(line, RSTART, RLENGTH); sub(/^[^:]*: *"/, "", x); sub(/"$/, "", x); f[k] = x }
-			else if (match(line, "\"" k "\": *[-0-9.eE+]+")) { x = substr(line, RSTART, RLENGTH); sub(/^[^:]*: */, "", x); f[k] = x } }
-		v = f["missing"] != "" ? "missing: " f["missing"] : f["median"] " [" f["min"] ", " f["max"] "]"
-		printf "| %s | %s (%s) | %s | %s |\n", f["workload"], f["metric"], f["unit"], v, f["reps"] }' "$out/results.json"
+	awk "$JSON_FIELD"'
+	/"workload":/ {
+		miss = field($0, "missing")
+		v = miss != "" ? "missing: " miss : field($0, "median") " [" field($0, "min") ", " field($0, "max") "]"
+		printf "| %s | %s (%s) | %s | %s |\n", field($0, "workload"), field($0, "metric"),
+			field($0, "unit"), v, field($0, "reps") }' "$out/results.json"
 } >"$out/results.md"
 cat "$out/results.md"
 say "written: $out/results.json, $out/results.md (raw outputs in $out/raw)"

@@ -296,10 +296,8 @@ build_begin() {
 	local mark=$1/.kit-building n
 	if [ -e "$mark" ]; then
 		n=$(find "$1" -type f -newer "$mark" ! -name build.log ! -name '.kit-*' \
-			! -name .config | wc -l)
-		msg "the last build in $1 did not finish (killed): removing the $n files it wrote"
-		find "$1" -type f -newer "$mark" ! -name build.log ! -name '.kit-*' \
-			! -name .config -delete
+			! -name .config -print -delete | wc -l)
+		msg "the last build in $1 did not finish (killed): removed the $n files it wrote"
 	fi
 	touch "$mark"
 }

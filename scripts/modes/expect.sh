@@ -185,10 +185,7 @@ check_pte_layout() {	# GEOMETRY MODE
 check_hwbench() {	# GEOMETRY MODE LAYOUT
 	local ps=$1 mode=$2 want=$3 j=$CHECK/$1-$2.hwbench.json name bad_m= m other
 	name="$ps-$mode: hw-bench.sh reports the $want layout and a figure for every workload"
-	PYTHONPATH="$TOP/scripts/lib" python3 -c '
-import sys
-from linmap_data import sections
-print("\n".join(sections(sys.argv[1]).get("hwbench.json", [])))' "$CHECK/$ps-$mode.data" >"$j" 2>&1 || true
+	linmap_data section "$CHECK/$ps-$mode.data" hwbench.json >"$j" 2>&1 || true
 	for m in memcached:ops_per_s fio_randread:iops fio_randwrite:iops seqread:bandwidth; do
 		awk -v w="${m%%:*}" -v m="${m#*:}" '
 			index($0, "\"workload\": \"" w "\", \"metric\": \"" m "\"") &&
