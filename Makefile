@@ -23,7 +23,7 @@ S := scripts
 # step started.
 
 .PHONY: help deps tree apply config kernel kmod selftests initramfs rootfs bootable boot \
-	run check check-geometries soak modes bench bench-quick bench-tlb check-series check-configs install-tests \
+	run check check-geometries soak modes bench bench-quick bench-tlb check-series check-configs install-tests deb \
 	clean distclean
 
 help:
@@ -109,8 +109,13 @@ modes:
 install-tests:
 	@KDIR="$(KDIR)" exec $(S)/job/install-tests.sh
 
+# Debian packages of 6.12 with the series (linux-image, linux-headers),
+# Debian's own arm64 configuration unless DEB_CONFIG=kit: out/deb/<release>/.
+deb: deps
+	@exec $(S)/job/deb.sh
+
 clean:
-	rm -rf out/trees/*/build-* out/logs out/run out/check out/bench out/check-series/build-* \
+	rm -rf out/trees/*/build-* out/deb out/logs out/run out/check out/bench out/check-series/build-* \
 		out/install-tests
 
 distclean:

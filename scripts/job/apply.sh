@@ -3,7 +3,9 @@
 # Apply, with git am: to the series tree patches/*.patch (the core series),
 # patches/testing/*.patch, patches/heal/*.patch (the healing series) and
 # patches/heal/testing/*.patch; to the core tree the first two only; to the
-# base tree patches/base-testing/*.patch (test-only counters). Re-applies
+# base tree patches/base-testing/*.patch (test-only counters); to make
+# deb's trees the series without test-only patches. patches/fixes/ first
+# everywhere. Re-applies
 # only when the patches or the base changed.
 . "$(dirname "$0")/../lib/lib.sh"
 
@@ -11,10 +13,8 @@
 if [ "$TREE" = base ]; then
 	[ "$SERIES" = off ] && msg "SERIES=off: building the unpatched base (with its test-only counters)"
 	[ "$SERIES" != off ] && msg "patches/ is empty: the series tree is the base tree"
-	mapfile -t patches < <(base_patches)
-else
-	mapfile -t patches < <(series_patches)
 fi
+mapfile -t patches < <(tree_patches)
 base=$(cat "$OUT/trees/$TREE/base")
 want=$(echo "$base $(stamp_of "${patches[@]}")")
 stampf=$OUT/trees/$TREE/applied

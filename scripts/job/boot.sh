@@ -15,6 +15,10 @@
 #                         the kernel runs at EL2 and KVM can start VMs
 #   ROOTFS=<image>        attach a disk image read-only (the workload
 #                         guests' Debian userspace, scripts/job/rootfs.sh)
+#   ROOTFS_RW=on          ... writable (make check's copy that a package is
+#                         installed into)
+#   KIT_IMAGE=<kernel>    boot this kernel, not the build's (an Image or
+#                         Image.gz, e.g. the one a package installed)
 #   DISK2=<image>         a second disk, read-only (the kexec guests' kernel
 #                         and initramfs); the guest finds disks by label
 #   SWAP=<image>          a writable disk for swap (the hibernation guests)
@@ -94,7 +98,7 @@ disk() {
 	qemu+=(-drive "if=none,id=$2,file=$img,format=raw${3:+,$3}"
 	       -device "virtio-blk-device,drive=$2")
 }
-disk ROOTFS rootfs readonly=on
+disk ROOTFS rootfs "$([ "${ROOTFS_RW:-off}" = on ] || echo readonly=on)"
 disk DISK2 disk2 readonly=on
 disk SWAP swap
 if [ -n "${ICOUNT:-}" ]; then

@@ -5,13 +5,15 @@
 # python3-ply and python3-git: checkpatch's SPDX check of a new file;
 # e2fsprogs: mke2fs for the workload guests' disk (scripts/job/rootfs.sh);
 # procps: pgrep/pkill for make check's interrupted runs; file: the
-# selftests' static-binary checks; zstd: make bench-tlb's recordings.
+# selftests' static-binary checks; zstd: make bench-tlb's recordings;
+# debhelper: make deb's bindeb-pkg (dh_* commands).
 . "$(dirname "$0")/../lib/lib.sh"
 
 PKGS=(make gcc libc6-dev flex bison bc libssl-dev libelf-dev cpio xz-utils
       gzip kmod git python3 ccache gcc-aarch64-linux-gnu
       libc6-dev-arm64-cross qemu-system-arm linux-source-6.12 b4
-      gnuplot-nox sparse python3-ply python3-git e2fsprogs procps file zstd)
+      gnuplot-nox sparse python3-ply python3-git e2fsprogs procps file zstd
+      debhelper)
 
 # --list: the packages, one line, for the kit's own test of this script.
 if [ "${1:-}" = --list ]; then

@@ -5,7 +5,9 @@
 # tarball laid out as 'make -C tools/testing/selftests install' lays out its
 # output, with scripts/bench/hw-bench.sh at its top. On the board, as
 # root: tar xzf <tarball> && ./run_kselftest.sh
-#   KDIR=<kernel build dir>   a built arm64 kernel (Module.symvers)
+#   KDIR=<kernel build dir>   a built arm64 kernel (Module.symvers), or an
+#                             installed headers package on the arm64
+#                             machine (/usr/src/linux-headers-REL)
 #   KSELFTEST=<dir>           <linux>/tools/testing/selftests for the runner
 #                             and harness (default: KDIR's source tree)
 # Prints the tarball's path on stdout.
@@ -18,18 +20,30 @@ KDIR=${KDIR:-}
 KDIR=$(realpath "$KDIR")
 [ -f "$KDIR/Module.symvers" ] ||
 	die "KDIR=$KDIR has no Module.symvers: not a built kernel (build it first: make Image modules)"
-[ -f "$KDIR/.config" ] || die "KDIR=$KDIR has no .config: not a kernel build directory"
-grep -qx 'CONFIG_ARM64=y' "$KDIR/.config" ||
-	die "KDIR=$KDIR is not an arm64 kernel build (no CONFIG_ARM64=y in its .config)"
+# A build directory has .config; an installed headers package
+# (/usr/src/linux-headers-REL, make deb's) only what kbuild made of it.
+config=$KDIR/.config
+[ -f "$config" ] || config=$KDIR/include/config/auto.conf
+[ -f "$config" ] ||
+	die "KDIR=$KDIR has no .config and no include/config/auto.conf: not a kernel build directory or headers package"
+grep -qx 'CONFIG_ARM64=y' "$config" ||
+	die "KDIR=$KDIR is not an arm64 kernel build (no CONFIG_ARM64=y in ${config#$KDIR/})"
 release=$(cat "$KDIR/include/config/kernel.release" 2>/dev/null) ||
 	die "KDIR=$KDIR has no include/config/kernel.release: not a built kernel"
 # Without these the module cannot find the helpers it needs and every test
 # would skip on the board: say so now.
 for opt in CONFIG_KPROBES CONFIG_KALLSYMS_ALL CONFIG_DEBUG_FS; do
-	grep -qx "$opt=y" "$KDIR/.config" ||
-		warn "$opt is not set in $KDIR/.config: linmap_test.ko will not load there"
+	grep -qx "$opt=y" "$config" ||
+		warn "$opt is not set in $config: linmap_test.ko will not load there"
 done
 require_cmds make "${CROSS_COMPILE}gcc" tar gzip
+# A headers package made for arm64 (make deb's, installed on the machine
+# or unpacked) carries arm64's fixdep and modpost: elsewhere they do not run
+# (with no arguments fixdep prints its usage and exits 1; 126 is a program
+# this machine cannot run), and are made again in a copy, below.
+rc=0
+[ ! -x "$KDIR/scripts/basic/fixdep" ] || "$KDIR/scripts/basic/fixdep" >/dev/null 2>&1 || rc=$?
+foreign=$([ $rc -lt 126 ] || echo 1)
 
 # The kselftest runner and harness come from the kernel's own source tree.
 if [ -z "${KSELFTEST:-}" ]; then
@@ -47,6 +61,28 @@ stage=$W/kselftest_install
 rm -rf "$W"
 mkdir -p "$stage/kselftest" "$stage/linmap"
 
+# fixdep with the host's compiler (kbuild needs it to build anything),
+# then modpost by kbuild itself, as the kernel's install-extmod-build does
+# the other way round.
+if [ -n "$foreign" ]; then
+	msg "KDIR=$KDIR: its build programs are another machine's (an arm64 headers package); making fixdep and modpost for this one in $W/kdir"
+	cp -a "$KDIR" "$W/kdir"
+	KDIR=$W/kdir
+	hostprogs() {
+		gcc -O2 -I "$KDIR/scripts/include" -o "$KDIR/scripts/basic/fixdep" \
+			"$KDIR/scripts/basic/fixdep.c" || return 1
+		# The copy as an external module whose only directory is scripts/,
+		# there only fixdep and modpost.
+		echo 'subdir-y := scripts' >"$KDIR/Kbuild"
+		printf '%s\n' 'subdir-y := basic' 'hostprogs-always-y := mod/modpost' \
+			'mod/modpost-objs := $(addprefix mod/, modpost.o file2alias.o sumversion.o symsearch.o)' \
+			>"$KDIR/scripts/Kbuild"
+		make -C "$KDIR" ARCH=arm64 CROSS_COMPILE="$CROSS_COMPILE" KBUILD_EXTMOD="$KDIR" scripts/ &&
+			rm -f "$KDIR/Kbuild" "$KDIR/scripts/Kbuild"
+	}
+	hostprogs >"$W/kdir.log" 2>&1 ||
+		die "cannot make KDIR's fixdep and modpost for this machine (its scripts/ lacks their sources?); see $W/kdir.log"
+fi
 msg "building kmod/ against $KDIR ($release, ${CROSS_COMPILE:-native} gcc)"
 build_kmod "$W/kmod" make -C "$KDIR" ARCH=arm64 CROSS_COMPILE="$CROSS_COMPILE" -j"$JOBS"
 # A kernel other than the kit's may warn (another compiler): show, go on.

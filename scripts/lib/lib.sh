@@ -114,6 +114,15 @@ case ${WORKLOAD_KERNEL:-off} in
 on|off) ;;
 *) die "WORKLOAD_KERNEL must be on or off (got '$WORKLOAD_KERNEL')" ;;
 esac
+# make deb's settings (scripts/job/deb.sh).
+case ${DEB_CONFIG:-debian} in
+debian|kit) ;;
+*) die "DEB_CONFIG must be debian or kit (got '$DEB_CONFIG')" ;;
+esac
+case ${DEB_TESTING:-off} in
+on|off) ;;
+*) die "DEB_TESTING must be on or off (got '$DEB_TESTING')" ;;
+esac
 # KASAN with tags: sw (KASAN_SW_TAGS, tags in the top byte by TBI) or hw
 # (KASAN_HW_TAGS on MTE; the guest gets -machine virt,mte=on).
 KASAN=${KASAN:-off}
@@ -191,6 +200,25 @@ series_patches() {
 		patches_in "$PATCHDIR"/heal/*.patch "$PATCHDIR"/heal/testing/*.patch
 }
 
+# make deb's tree (DEB_TREE=1, set by scripts/job/deb.sh): what a user
+# installs, the fixes and the core series (and the healing series unless
+# SERIES=core), without the test-only patches. DEB_TESTING=on adds them,
+# for a package booted under QEMU, whose CPUs claim BBML2_NOABORT only
+# through bbml2_test=: that is the kit's own tree (see tree_name).
+deb_patches() {
+	patches_in "$PATCHDIR"/fixes/*.patch "$PATCHDIR"/*.patch
+	[ "$SERIES" = core ] || patches_in "$PATCHDIR"/heal/*.patch
+}
+
+# The patches of the tree TREE names.
+tree_patches() {
+	case $TREE in
+	base) base_patches ;;
+	deb-*) deb_patches ;;
+	*) series_patches ;;
+	esac
+}
+
 # The unpatched kernel: 6.12 with the same fixes, and test-only
 # instrumentation, the counters the series' testing patches add, so the
 # benchmarks compare like with like.
@@ -213,7 +241,9 @@ patches_in() {	# GLOB...: the patches that exist, without a cover letter
 # series alone) or base. With no patches at all a patched tree would be
 # identical to the base tree, so share it (and its builds).
 tree_name() {
-	if [ "$SERIES" = off ] || [ -z "$(series_patches)" ]; then
+	if [ -n "${DEB_TREE:-}" ] && [ "${DEB_TESTING:-off}" = off ]; then
+		echo "deb-$([ "$SERIES" = core ] && echo core || echo all)"
+	elif [ "$SERIES" = off ] || [ -z "$(series_patches)" ]; then
 		echo base
 	elif [ "$SERIES" = core ]; then
 		echo core
@@ -264,7 +294,8 @@ VARIANT=$(variant_of "$PAGE_SIZE" "$VA_BITS")
 # KIT_SRC/KIT_BUILD point the build scripts at another tree (check-series).
 SRC=${KIT_SRC:-$OUT/trees/$TREE/src}
 BUILD=${KIT_BUILD:-$OUT/trees/$TREE/build-$VARIANT}
-IMAGE=$BUILD/arch/arm64/boot/Image
+# KIT_IMAGE: another kernel to boot (make check's installed package).
+IMAGE=${KIT_IMAGE:-$BUILD/arch/arm64/boot/Image}
 
 # ccache: builds from different trees see the same relative paths
 # (build-X/../src), so a shared cache works across them.

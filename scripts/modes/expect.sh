@@ -218,6 +218,65 @@ check_hwbench() {	# GEOMETRY MODE LAYOUT
 	fi
 }
 
+# make check's installed package (DEB_RELEASE, DEB_DIR: guests.sh). install:
+# the guest installed the release make deb named; the kernel in the copy's
+# /boot is the package's, byte for byte (the next guests boot it); make
+# install-tests takes the headers in its /usr/src as KDIR (arm64's build
+# programs, made again for this host) and builds kmod/ against them, for
+# the next guests. run: the guest runs that release and loaded that module.
+check_deb() {	# GEOMETRY MODE install|run
+	local name=$1-$2 data=$CHECK/$1-$2.data rel
+	rel=$(linmap_data section "$data" deb 2>/dev/null | sed -n 's/^release=//p' | head -1)
+	if [ -z "$DEB_RELEASE" ] || [ "$rel" != "$DEB_RELEASE" ]; then
+		bad "$name: the package's release $DEB_RELEASE" "the guest's: ${rel:-none} ($data)"
+		return 0
+	fi
+	case $3 in
+	install) deb_installed "$name" "$rel" ;;
+	run)
+		local k
+		k=$(linmap_data section "$data" deb | sed -n 's/^kmod=//p')
+		if grep -qx "kernel=$rel" "$data" && [ "$k" = "run rc=0" ] &&
+		   linmap_data section "$data" deb | grep -qx "kmod_vermagic=$rel" &&
+		   [ "$(linmap_data module "$data")" = loaded ]; then
+			ok "$name: the installed kernel $rel loaded kmod/ built against its installed headers"
+		else
+			bad "$name: the installed kernel loaded kmod/ built against its installed headers" \
+				"$(grep '^kernel=' "$data"); $(linmap_data section "$data" deb | grep -E '^(release|kmod|kmod_vermagic)=' | tr '\n' ' ')"
+		fi ;;
+	esac
+}
+
+deb_installed() {	# NAME RELEASE
+	local name=$1 rel=$2 img=$DEB_DIR/vmlinuz f hdr=$DEB_DIR/installed/linux-headers-$2 tb
+	rm -rf "$img" "$DEB_DIR/installed" "$DEB_DIR/mods" "$DEB_DIR/mods.ext4"
+	f=$(ls "$DEB_DIR"/debs/linux-image-"$rel"_*.deb)
+	debugfs -R "dump /boot/vmlinuz-$rel $img.tmp" "$DEB_DIR/root.ext4" >/dev/null 2>&1 || true
+	if [ -s "$img.tmp" ] && dpkg-deb --fsys-tarfile "$f" |
+		tar -xO "./boot/vmlinuz-$rel" | cmp -s - "$img.tmp"; then
+		mv "$img.tmp" "$img"
+		ok "$name: the kernel dpkg put in /boot is the package's ($(wc -c <"$img") bytes)"
+	else
+		bad "$name: the kernel dpkg put in /boot is the package's" \
+			"debugfs of $DEB_DIR/root.ext4: $(ls -l "$img.tmp" 2>&1)"
+		return 0
+	fi
+	mkdir -p "$DEB_DIR/installed" "$DEB_DIR/mods"
+	debugfs -R "rdump /usr/src/linux-headers-$rel $DEB_DIR/installed" "$DEB_DIR/root.ext4" \
+		>"$DEB_DIR/rdump.log" 2>&1 || true
+	if tb=$(KDIR="$hdr" INSTALL_OUT="$DEB_DIR/install-tests" \
+		"$TOP/scripts/job/install-tests.sh" 2>"$DEB_DIR/install-tests.log") &&
+	   cp "${tb%/*}"/kmod/linmap_test.ko "${tb%/*}"/kmod/linmap_churn.ko "$tb" "$DEB_DIR/mods/" &&
+	   mke2fs -q -t ext4 -L linmap-debs -d "$DEB_DIR/mods" "$DEB_DIR/mods.ext4" \
+		"$(( $(du -sm "$DEB_DIR/mods" | cut -f1) + 16 ))M" >>"$DEB_DIR/install-tests.log" 2>&1; then
+		ok "$name: make install-tests KDIR=/usr/src/linux-headers-$rel (as dpkg installed it) builds kmod/ and its tarball"
+	else
+		bad "$name: make install-tests KDIR=/usr/src/linux-headers-$rel (as dpkg installed it) builds kmod/ and its tarball" \
+			"$(tail -5 "$DEB_DIR/rdump.log"; tail -8 "$DEB_DIR/install-tests.log")"
+		rm -f "$DEB_DIR/mods.ext4"
+	fi
+}
+
 # The kexec and kdump guests: the first kernel loaded the second with
 # kexec -s -l and rebooted into it, or loaded a crash kernel with kexec
 # -s -p and panicked; the record is the second kernel's.
@@ -267,6 +326,7 @@ host_checks() {
 		kexec|kdump) check_kexec "$ps" "$mode" "$c" ;;
 		pte-layout) check_pte_layout "$ps" "$mode" ;;
 		hwbench=*) check_hwbench "$ps" "$mode" "${c#*=}" ;;
+		deb=*) check_deb "$ps" "$mode" "${c#*=}" ;;
 		same-layout=*)
 			if [[ ${c#*=} != series:* ]] && [ -n "${CHECK_MODES:-}" ] &&
 			   [[ " $CHECK_MODES " != *" ${c#*=} "* ]]; then

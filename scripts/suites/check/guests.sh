@@ -76,6 +76,66 @@ kexec_disk() {	# PAGE_SIZE: prints the image's path
 		rm -rf "$d" && echo "$d.ext4"
 }
 
+# make check's installed package: make deb's packages of the kit's 4K test
+# kernel (DEB_CONFIG=kit; with the test-only patches, as QEMU's CPUs claim
+# BBML2_NOABORT only through bbml2_test=), built once per run.
+# qemu:DEB=install boots the kit's kernel on a new writable copy of the
+# Debian userspace with the packages on a second disk, to install them
+# with dpkg -i. Check deb=install takes the kernel dpkg put in the copy's
+# /boot and the headers in its /usr/src, and builds kmod/ against those
+# with make install-tests; qemu:DEB=run boots that kernel on the copy with
+# those modules on a second disk.
+DEB_DIR=$CHECK/deb
+DEB_RELEASE=
+deb_packages() {
+	local commit f
+	[ -z "$DEB_RELEASE" ] || return 0
+	msg "make deb DEB_CONFIG=kit DEB_TESTING=on: the packages make check installs"
+	if ! DEB_PKGS=$(DEB_CONFIG=kit DEB_TESTING=on PAGE_SIZE=4K "$TOP/scripts/job/deb.sh" 2>"$CHECK/deb.log"); then
+		bad "make deb (DEB_CONFIG=kit): linux-image and linux-headers packages" "$(tail -8 "$CHECK/deb.log")"
+		return 1
+	fi
+	f=$(echo "$DEB_PKGS" | grep '/linux-image-' | head -1)
+	DEB_RELEASE=$(dpkg-deb -f "$f" Package | sed 's/^linux-image-//')
+	commit=$(git -C "$TOP" rev-parse --short=12 HEAD 2>/dev/null || echo nogit)
+	# The names say the series, the test-only patches and this commit.
+	if [[ $DEB_RELEASE == *-linmap-all-testing-g$commit* ]] &&
+	   [[ $(dpkg-deb -f "$f" Version) == *-1+linmap.all.testing.g$commit* ]] &&
+	   echo "$DEB_PKGS" | grep -q "/linux-headers-${DEB_RELEASE}_"; then
+		ok "make deb (DEB_CONFIG=kit): linux-image-$DEB_RELEASE and its headers, version $(dpkg-deb -f "$f" Version)"
+	else
+		bad "make deb (DEB_CONFIG=kit): packages named for the series and commit g$commit" "$DEB_PKGS"
+		DEB_RELEASE=
+		return 1
+	fi
+}
+
+deb_disks() {	# install|run: the boot settings in DEB_QEMU
+	case $1 in
+	install)
+		deb_packages && rootfs_image || return 1
+		rm -rf "$DEB_DIR" && mkdir -p "$DEB_DIR/debs" || return 1
+		# Room for the packages and a build of kmod/.
+		cp --sparse=always "$ROOTFS_IMG" "$DEB_DIR/root.ext4" &&
+			truncate -s +512M "$DEB_DIR/root.ext4" &&
+			e2fsck -fy "$DEB_DIR/root.ext4" >"$DEB_DIR/resize.log" 2>&1 &&
+			resize2fs "$DEB_DIR/root.ext4" >>"$DEB_DIR/resize.log" 2>&1 || {
+			cat "$DEB_DIR/resize.log" >&2
+			return 1
+		}
+		echo "$DEB_PKGS" | xargs cp -t "$DEB_DIR/debs" &&
+			mke2fs -q -t ext4 -L linmap-debs -d "$DEB_DIR/debs" "$DEB_DIR/debs.ext4" \
+				"$(( $(du -sm "$DEB_DIR/debs" | cut -f1) + 16 ))M" >&2 || return 1
+		DEB_QEMU=("ROOTFS=$DEB_DIR/root.ext4" ROOTFS_RW=on "DISK2=$DEB_DIR/debs.ext4") ;;
+	run)
+		[ -f "$DEB_DIR/vmlinuz" ] && [ -f "$DEB_DIR/mods.ext4" ] || {
+			echo "no installed kernel or no module built against its headers in $DEB_DIR (the deb-install guest or its checks failed)" >&2
+			return 1
+		}
+		DEB_QEMU=("ROOTFS=$DEB_DIR/root.ext4" "KIT_IMAGE=$DEB_DIR/vmlinuz" "DISK2=$DEB_DIR/mods.ext4") ;;
+	esac
+}
+
 # The test module loaded in the guest whose data is DATA.
 module_loaded() {	# MODE DATA
 	if [ "$(linmap_data module "$2")" = loaded ]; then
@@ -135,6 +195,12 @@ guest() {
 			fi
 			qemu+=("ROOTFS=$ROOTFS_IMG") ;;
 		qemu:SWAP=new) swap=1 ;;
+		qemu:DEB=*)
+			if ! deb_disks "${w#qemu:DEB=}" 2>"$CHECK/$mode.deb-disks"; then
+				bad "$mode: guest booted (no disks for the package guest: $(tail -3 "$CHECK/$mode.deb-disks"))"
+				return 0
+			fi
+			qemu+=("${DEB_QEMU[@]}") ;;
 		qemu:DISK2=kexec)
 			if ! w=$(kexec_disk "$ps"); then
 				bad "$mode: guest booted (no disk with the kernel to kexec)"

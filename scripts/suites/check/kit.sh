@@ -324,6 +324,33 @@ expect_fail "install-tests: a KDIR without Module.symvers is refused" 'no Module
 	env KDIR="$T/kdir-nosym" OUT="$T/out6" "$TOP/scripts/job/install-tests.sh"
 expect_fail "install-tests: a KDIR that is not an arm64 build is refused" 'not an arm64 kernel build' \
 	env KDIR="$T/kdir-x86" OUT="$T/out6" "$TOP/scripts/job/install-tests.sh"
+# An installed arm64 headers package (make deb's): no .config, arm64's
+# fixdep (busybox stands in for it). Taken as a KDIR; on a host that cannot
+# run it, fixdep and modpost are made again from the package's sources
+# (make check's deb-install does that with a real one): here there are
+# none, and the error says so.
+mkdir -p "$T/kdir-hdr/include/config" "$T/kdir-hdr/scripts/basic"
+printf 'CONFIG_ARM64=y\nCONFIG_KPROBES=y\nCONFIG_KALLSYMS_ALL=y\nCONFIG_DEBUG_FS=y\n' \
+	>"$T/kdir-hdr/include/config/auto.conf"
+: >"$T/kdir-hdr/Module.symvers"
+echo 6.12.1-linmap-all-g0 >"$T/kdir-hdr/include/config/kernel.release"
+cp "$OUT/deps/busybox" "$T/kdir-hdr/scripts/basic/fixdep"
+mkdir -p "$T/kst"
+: >"$T/kst/lib.mk"
+: >"$T/kst/run_kselftest.sh"
+if [ "$(uname -m)" != aarch64 ]; then
+	expect_fail "install-tests: an arm64 headers package without the sources of fixdep is refused" \
+		'cannot make KDIR.s fixdep and modpost for this machine' \
+		env KDIR="$T/kdir-hdr" KSELFTEST="$T/kst" OUT="$T/out6" "$TOP/scripts/job/install-tests.sh"
+fi
+# make deb: settings it does not know, and the unpatched base, before
+# any work.
+expect_fail "deb: make deb DEB_CONFIG=other is refused up front" 'DEB_CONFIG must be debian or kit' \
+	make -s -C "$TOP" deb DEB_CONFIG=other OUT="$T/out-deb"
+expect_fail "deb: make deb SERIES=off is refused up front" 'make deb packages the series' \
+	env SERIES=off OUT="$T/out-deb" "$TOP/scripts/job/deb.sh"
+[ ! -e "$T/out-deb/trees" ] && ok "deb: a refused make deb made no tree" ||
+	bad "deb: a refused make deb made no tree" "$(ls "$T/out-deb")"
 
 # The TAP plan check of the check guests (linmap_data plans): a stream
 # that ran fewer tests than it planned, or has no plan, is caught.
