@@ -77,7 +77,7 @@ mkdir -p "$r"/{dev,proc,sys,tmp,run,mnt,root,var/tmp}
 chmod 1777 "$r/tmp" "$r/var/tmp"
 printf 'root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n' >"$r/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$r/etc/group"
-# The link mawk's maintainer script makes (update-alternatives): kbuild's
+# The link mawk's maintainer script makes (update-alternatives): Debian's
 # scripts and hw-bench.sh call awk.
 [ -e "$r/usr/bin/awk" ] || ln -s mawk "$r/usr/bin/awk"
 sort -o "$work/manifest" "$work/manifest"

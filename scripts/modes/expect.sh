@@ -226,7 +226,8 @@ check_hwbench() {	# GEOMETRY MODE LAYOUT
 # the next guests. run: the guest runs that release and loaded that module.
 check_deb() {	# GEOMETRY MODE install|run
 	local name=$1-$2 data=$CHECK/$1-$2.data rel
-	rel=$(linmap_data section "$data" deb 2>/dev/null | sed -n 's/^release=//p' | head -1)
+	rel=$(linmap_data section "$data" deb 2>/dev/null | sed -n 's/^release=//p') || true
+	rel=${rel%%$'\n'*}
 	if [ -z "$DEB_RELEASE" ] || [ "$rel" != "$DEB_RELEASE" ]; then
 		bad "$name: the package's release $DEB_RELEASE" "the guest's: ${rel:-none} ($data)"
 		return 0
@@ -234,15 +235,15 @@ check_deb() {	# GEOMETRY MODE install|run
 	case $3 in
 	install) deb_installed "$name" "$rel" ;;
 	run)
-		local k
-		k=$(linmap_data section "$data" deb | sed -n 's/^kmod=//p')
-		if grep -qx "kernel=$rel" "$data" && [ "$k" = "run rc=0" ] &&
-		   linmap_data section "$data" deb | grep -qx "kmod_vermagic=$rel" &&
+		local sec
+		sec=$(linmap_data section "$data" deb)
+		if grep -qx "kernel=$rel" "$data" && grep -qx "kmod=run rc=0" <<<"$sec" &&
+		   grep -qx "kmod_vermagic=$rel" <<<"$sec" &&
 		   [ "$(linmap_data module "$data")" = loaded ]; then
 			ok "$name: the installed kernel $rel loaded kmod/ built against its installed headers"
 		else
 			bad "$name: the installed kernel loaded kmod/ built against its installed headers" \
-				"$(grep '^kernel=' "$data"); $(linmap_data section "$data" deb | grep -E '^(release|kmod|kmod_vermagic)=' | tr '\n' ' ')"
+				"$(grep '^kernel=' "$data"); $(grep -E '^(release|kmod|kmod_vermagic)=' <<<"$sec" | tr '\n' ' ')module=$(linmap_data module "$data")"
 		fi ;;
 	esac
 }
