@@ -8,7 +8,7 @@
 # qemu-user nor binfmt_misc, which containers and CI machines may not
 # allow; the programs the guests run need no configuration step.
 # The image is cached outside the clone, as ccache is, keyed by the
-# package list and this script:
+# package list and this script (a new image leaves two older ones):
 #   ROOTFS_CACHE=<dir>  the cache (default ~/.cache/linmap-kit)
 #   ROOTFS_PKGS=<file>  another package list (default scripts/job/rootfs.pkgs)
 . "$(dirname "$0")/../lib/lib.sh"
@@ -87,5 +87,12 @@ mke2fs -q -t ext4 -L linmap-root -d "$r" "$work/rootfs.ext4" "${size}M" >&2 ||
 	die "mke2fs could not build the image"
 mv "$work/rootfs.ext4" "$img"
 cp "$work/manifest" "${img%.ext4}.manifest"
+# An image of another package list or script is not used again once they
+# change (about 850 MB each): the two newest besides this one stay, for
+# other clones of the kit, and older ones go.
+ls -t "$CACHE"/rootfs-*.ext4 | { grep -vxF "$img" || true; } | tail -n +3 | while read -r old; do
+	rm -f "$old" "${old%.ext4}.manifest"
+	msg "rootfs: removed the older image ${old##*/}"
+done
 msg "rootfs: $img (${size} MiB, ${#debs[@]} packages; list: ${img%.ext4}.manifest)"
 echo "$img"

@@ -312,6 +312,26 @@ if [ -z "$(ls -A "$T/rootfs-cache" 2>/dev/null)" ]; then
 else
 	bad "rootfs: a failed build leaves nothing in the cache" "$(ls -la "$T/rootfs-cache")"
 fi
+# A new image (here of one small package) leaves the two newest older
+# images in the cache and removes the rest.
+mkdir -p "$T/rootfs-cache"
+for i in 1 2 3 4; do
+	: >"$T/rootfs-cache/rootfs-old$i.ext4"
+	: >"$T/rootfs-cache/rootfs-old$i.manifest"
+	touch -d "$((10 - i)) days ago" "$T/rootfs-cache/rootfs-old$i.ext4"
+done
+printf 'mawk\n' >"$T/rootfs-small.pkgs"
+if img=$(env ROOTFS_PKGS="$T/rootfs-small.pkgs" ROOTFS_CACHE="$T/rootfs-cache" \
+	"$TOP/scripts/job/rootfs.sh" 2>"$T/rootfs-small.log") &&
+   [ -f "$img" ] && [ "$(cd "$T/rootfs-cache" && ls rootfs-*.ext4 | grep -c old)" = 2 ] &&
+   [ -f "$T/rootfs-cache/rootfs-old4.ext4" ] && [ -f "$T/rootfs-cache/rootfs-old3.ext4" ] &&
+   [ ! -e "$T/rootfs-cache/rootfs-old1.manifest" ]; then
+	ok "rootfs: a new image keeps the two newest older ones and removes the rest"
+else
+	bad "rootfs: a new image keeps the two newest older ones and removes the rest" \
+		"$(ls "$T/rootfs-cache"; tail -3 "$T/rootfs-small.log")"
+fi
+rm -rf "$T/rootfs-cache"
 
 # make install-tests refuses what cannot give a module for an arm64 board.
 mkdir -p "$T/kdir-nosym" "$T/kdir-x86/include/config"
