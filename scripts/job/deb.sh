@@ -118,17 +118,12 @@ start=$(date +%s)
 rm -f "$BUILD"/../*.deb "$BUILD"/../*.changes "$BUILD"/../*.buildinfo
 # Quiet kbuild lines (debian/rules turns them verbose unless told).
 export KBUILD_VERBOSE=0
-if ! with_progress "building the packages" "$log" '^  CC ' "objects compiled" "$total" \
-	kmake bindeb-pkg LOCALVERSION="$localversion" KDEB_PKGVERSION="$pkgversion" \
+if ! kbuild_step "building the packages" "$log" "$total" bindeb-pkg \
+	LOCALVERSION="$localversion" KDEB_PKGVERSION="$pkgversion" \
 	KDEB_COMPRESS="${KDEB_COMPRESS:-gzip}" DPKG_FLAGS=-d; then
-	build_end "$BUILD"
-	make_errors "$log" >&2
 	grep -E '^(dpkg-[a-z]*|dh_[a-z]*): error' "$log" >&2 || true
 	die "package build failed; see $log"
 fi
-build_end "$BUILD"
-n=$(grep -c '^  CC ' "$log") || true
-[ "${n:-0}" -le "${total:-0}" ] || echo "$n" >"$BUILD/.kit-objects"
 dest=$OUT/deb/$release
 rm -rf "$dest"
 mkdir -p "$dest"

@@ -13,13 +13,6 @@ start=$(date +%s)
 # How many objects a whole build of this configuration compiles, as the
 # largest count an earlier build of it (in any tree) saw, for the progress.
 total=$(cat "$OUT"/trees/*/"build-$VARIANT/.kit-objects" 2>/dev/null | sort -n | tail -1) || true
-if ! with_progress "building the kernel" "$log" '^  CC ' "objects compiled" "${total:-}" \
-	kmake Image modules; then
-	build_end "$BUILD"
-	make_errors "$log" >&2
+kbuild_step "building the kernel" "$log" "${total:-}" Image modules ||
 	die "kernel build failed; see $log"
-fi
-build_end "$BUILD"
-n=$(grep -c '^  CC ' "$log") || true
-[ "${n:-0}" -le "${total:-0}" ] || echo "$n" >"$BUILD/.kit-objects"
 msg "kernel built in $(( $(date +%s) - start ))s: $IMAGE"

@@ -334,6 +334,24 @@ build_begin() {
 }
 build_end() { rm -f "$1/.kit-building"; }
 
+# kbuild_step WHAT LOG TOTAL KMAKE-ARGS...: kmake in $BUILD (bracketed by
+# build_begin before it), its output in LOG and its progress as objects
+# compiled against TOTAL (the count an earlier build saw); ends the
+# bracket, prints make's errors on failure and records a larger count in
+# $BUILD/.kit-objects for the next progress.
+kbuild_step() {
+	local what=$1 log=$2 total=$3 n
+	shift 3
+	if ! with_progress "$what" "$log" '^  CC ' "objects compiled" "$total" kmake "$@"; then
+		build_end "$BUILD"
+		make_errors "$log" >&2
+		return 1
+	fi
+	build_end "$BUILD"
+	n=$(grep -c '^  CC ' "$log") || true
+	[ "${n:-0}" -le "${total:-0}" ] || echo "$n" >"$BUILD/.kit-objects"
+}
+
 # make_errors LOG: the lines of a failed make's log that say why.
 make_errors() {
 	grep -E 'error|Error|\*\*\*' "$1" | grep -v '^make.*\] Error [0-9]' | head -20

@@ -225,9 +225,9 @@ check_hwbench() {	# GEOMETRY MODE LAYOUT
 # programs, made again for this host) and builds kmod/ against them, for
 # the next guests. run: the guest runs that release and loaded that module.
 check_deb() {	# GEOMETRY MODE install|run
-	local name=$1-$2 data=$CHECK/$1-$2.data rel
-	rel=$(linmap_data section "$data" deb 2>/dev/null | sed -n 's/^release=//p') || true
-	rel=${rel%%$'\n'*}
+	local name=$1-$2 data=$CHECK/$1-$2.data rel sec
+	sec=$(linmap_data section "$data" deb 2>/dev/null) || true
+	rel=$(sed -n 's/^release=//p' <<<"$sec" | head -1)
 	if [ -z "$DEB_RELEASE" ] || [ "$rel" != "$DEB_RELEASE" ]; then
 		bad "$name: the package's release $DEB_RELEASE" "the guest's: ${rel:-none} ($data)"
 		return 0
@@ -235,8 +235,6 @@ check_deb() {	# GEOMETRY MODE install|run
 	case $3 in
 	install) deb_installed "$name" "$rel" ;;
 	run)
-		local sec
-		sec=$(linmap_data section "$data" deb)
 		if grep -qx "kernel=$rel" "$data" && grep -qx "kmod=run rc=0" <<<"$sec" &&
 		   grep -qx "kmod_vermagic=$rel" <<<"$sec" &&
 		   [ "$(linmap_data module "$data")" = loaded ]; then
@@ -268,8 +266,7 @@ deb_installed() {	# NAME RELEASE
 	if tb=$(KDIR="$hdr" INSTALL_OUT="$DEB_DIR/install-tests" \
 		"$TOP/scripts/job/install-tests.sh" 2>"$DEB_DIR/install-tests.log") &&
 	   cp "${tb%/*}"/kmod/linmap_test.ko "${tb%/*}"/kmod/linmap_churn.ko "$tb" "$DEB_DIR/mods/" &&
-	   mke2fs -q -t ext4 -L linmap-debs -d "$DEB_DIR/mods" "$DEB_DIR/mods.ext4" \
-		"$(( $(du -sm "$DEB_DIR/mods" | cut -f1) + 16 ))M" >>"$DEB_DIR/install-tests.log" 2>&1; then
+	   dir_disk "$DEB_DIR/mods" linmap-debs "$DEB_DIR/mods.ext4" 2>>"$DEB_DIR/install-tests.log"; then
 		ok "$name: make install-tests KDIR=/usr/src/linux-headers-$rel (as dpkg installed it) builds kmod/ and its tarball"
 	else
 		bad "$name: make install-tests KDIR=/usr/src/linux-headers-$rel (as dpkg installed it) builds kmod/ and its tarball" \

@@ -62,6 +62,12 @@ $out"
 	fi
 }
 
+# dir_disk DIR LABEL IMAGE: an ext4 image of DIR's files, labelled for
+# the guest to find, with 16 MiB to spare (mke2fs's words go to stderr).
+dir_disk() {
+	mke2fs -q -t ext4 -L "$2" -d "$1" "$3" "$(( $(du -sm "$1" | cut -f1) + 16 ))M" >&2
+}
+
 fake_tree() {	# DIR VERSION PATCHLEVEL: a tiny git tree that looks like Linux
 	mkdir -p "$1"
 	printf 'VERSION = %s\nPATCHLEVEL = %s\nSUBLEVEL = 1\n' "$2" "$3" >"$1/Makefile"

@@ -71,8 +71,7 @@ kexec_disk() {	# PAGE_SIZE: prints the image's path
 	[ -f "$d.ext4" ] && { echo "$d.ext4"; return 0; }
 	rm -rf "$d" && mkdir -p "$d/files" &&
 		cp "$build/arch/arm64/boot/Image" "$build/initramfs.cpio.gz" "$d/files/" &&
-		mke2fs -q -t ext4 -L linmap-kexec -d "$d/files" "$d.ext4" \
-			"$(( $(du -sm "$d/files" | cut -f1) + 16 ))M" >&2 &&
+		dir_disk "$d/files" linmap-kexec "$d.ext4" &&
 		rm -rf "$d" && echo "$d.ext4"
 }
 
@@ -115,7 +114,7 @@ deb_disks() {	# install|run: the boot settings in DEB_QEMU
 	install)
 		deb_packages && rootfs_image || return 1
 		rm -rf "$DEB_DIR" && mkdir -p "$DEB_DIR/debs" || return 1
-		# Room for the packages and a build of kmod/.
+		# Room for what dpkg installs.
 		cp --sparse=always "$ROOTFS_IMG" "$DEB_DIR/root.ext4" &&
 			truncate -s +512M "$DEB_DIR/root.ext4" &&
 			e2fsck -fy "$DEB_DIR/root.ext4" >"$DEB_DIR/resize.log" 2>&1 &&
@@ -124,8 +123,7 @@ deb_disks() {	# install|run: the boot settings in DEB_QEMU
 			return 1
 		}
 		echo "$DEB_PKGS" | xargs cp -t "$DEB_DIR/debs" &&
-			mke2fs -q -t ext4 -L linmap-debs -d "$DEB_DIR/debs" "$DEB_DIR/debs.ext4" \
-				"$(( $(du -sm "$DEB_DIR/debs" | cut -f1) + 16 ))M" >&2 || return 1
+			dir_disk "$DEB_DIR/debs" linmap-debs "$DEB_DIR/debs.ext4" || return 1
 		DEB_QEMU=("ROOTFS=$DEB_DIR/root.ext4" ROOTFS_RW=on "DISK2=$DEB_DIR/debs.ext4") ;;
 	run)
 		[ -f "$DEB_DIR/vmlinuz" ] && [ -f "$DEB_DIR/mods.ext4" ] || {
