@@ -98,7 +98,7 @@ check_churn() {	# MODE DATA [CMDLINE: a churn it asks for must have run]
 	[ "$(kv churn cpa_rc)" = 0 ] || bad_keys+=" cpa_rc=$(kv churn cpa_rc)"
 	[ "$(kv cpa ops)" -gt 0 ] 2>/dev/null || bad_keys+=" ops=$(kv cpa ops)"
 	if [ -z "$bad_keys" ]; then
-		ok "$mode: churn: $(kv cpa ops) random changes (seed $(kv cpa seed)), $(kv cpa verified_pages) page checks, 0 mismatches"
+		ok "$mode: churn: $(kv cpa ops) random changes in $(( $(kv cpa elapsed_ms) / 1000 )) s (seed $(kv cpa seed), $(kv cpa threads) threads, a check every $(kv cpa batch)), $(kv cpa verified_pages) page checks, 0 mismatches"
 	else
 		bad "$mode: churn: shadow-model stress clean" "$bad_keys
 $(linmap_data section "$data" cpa)"

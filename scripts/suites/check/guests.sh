@@ -260,6 +260,15 @@ judge_record() {
 	check_map "$name" "$data"
 }
 
+# A mode's smp 'host': the host's cores, 2 to 4 (scripts/modes/modes.tsv).
+host_cpus() {
+	local n
+	n=$(nproc)
+	[ "$n" -ge 2 ] || n=2
+	[ "$n" -le 4 ] || n=4
+	echo "$n"
+}
+
 # make soak: the long version of the churn; a guest may take twice as long.
 [ "$CHECK_JOB" != soak ] || export QEMU_TIMEOUT=$((${SOAK_SECS:-600} * 2 + 900))
 mapfile -t guests < <(python3 "$TOP/scripts/modes/modes.py" list "$CHECK_JOB" "$TREE" "${built[@]}")
@@ -269,6 +278,7 @@ for g in "${guests[@]}"; do
 	[ "$cmd" != - ] || cmd=
 	[ "$stress" != - ] || stress=
 	[ "$smp" != - ] || smp=
+	[ "$smp" != host ] || smp=$(host_cpus)
 	guest "$ps" "$mode" "$cmd" "$stress" "$smp"
 	host_checks "$ps" "$mode" "$checks"
 done
