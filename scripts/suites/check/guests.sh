@@ -147,8 +147,35 @@ module_loaded() {	# MODE DATA
 # The hibernation guests: two boots on one swap disk. The first hibernates
 # and powers off ("linmap: hibernating" ends it well); the second restores
 # the image, and the restored kernel reports the first boot's job.
+# restore_block MODE PFN LOG: the restoring kernel held the first boot's
+# block (PFN) invalid in a block leaf while it restored the image over it
+# (patches/0009: trans_pgd's copy maps it valid). That the pattern came
+# back is the resumed kernel's own result, workload.hibernate.restore_block.
+restore_block() {
+	local name="$1: the restoring kernel held the image's block invalid in a block leaf" line why
+	if [ -z "$2" ]; then
+		skip "$name" "the first boot held no block (see workload.hibernate.restore_block)"
+		return 0
+	fi
+	line=$(sed -n 's/^linmap: restore_block: //p' "$3" | head -1)
+	rb_kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $line"; }
+	why=${line#* skip=}
+	if [ -z "$line" ]; then
+		bad "$name" "the restoring kernel printed no restore_block line; console log: $3"
+	elif [[ " $line" == *" skip="* ]]; then
+		skip "$name" "pfn $2: ${why%% kind_before=*}"
+	elif [ "$(rb_kv ret)" != 0 ] || [ "$(rb_kv valid_after)" != 0 ]; then
+		bad "$name" "pfn $2: $line"
+	elif [[ " pmd cont_pmd pud " == *" $(rb_kv kind_after) "* ]]; then
+		ok "$name (pfn $2: a $(rb_kv kind_before) leaf, then an invalid $(rb_kv kind_after) leaf)"
+	else
+		skip "$name" "pfn $2 is not in a block leaf of the restoring kernel's map: $line"
+	fi
+}
+
 hibernate_guest() {	# PAGE_SIZE MODE CMDLINE BOOT-SETTINGS...
 	local ps=$1 mode=$2 cmd=$3 swap=$CHECK/$2.swap log=$CHECK/$2-hibernate.log
+	local rb
 	shift 3
 	rm -f "$swap"
 	if ! { truncate -s 1G "$swap" && mkswap -q "$swap"; } >"$CHECK/$mode.mkswap" 2>&1; then
@@ -166,8 +193,13 @@ hibernate_guest() {	# PAGE_SIZE MODE CMDLINE BOOT-SETTINGS...
 			"$(tail -5 "$CHECK/$mode-hibernate.boot"); console log: $log"
 		return 0
 	fi
-	boot_guest "$ps" "$mode" "$@" JOB=resume SWAP="$swap" CMDLINE="$cmd ${CMDLINE:-}"
+	# The block the first boot held (scripts/guest/workloads): the
+	# restoring kernel makes it invalid in its own map before it restores.
+	rb=$(sed -n 's/^linmap: restore_block pfn=\(0x[0-9a-f]*\).*/\1/p' "$log" | tail -1)
+	boot_guest "$ps" "$mode" "$@" JOB=resume SWAP="$swap" \
+		CMDLINE="$cmd${rb:+ linmap.restore_block=$rb} ${CMDLINE:-}"
 	rm -f "$swap"
+	restore_block "$mode" "$rb" "$CHECK/$mode.log"
 	[ -f "$CHECK/$mode.data" ] || return 0
 	# The resumed kernel's data is the first boot's: judged as any guest's.
 	judge_record "$ps" "$mode" "$CHECK/$mode.data" "$cmd" workload
