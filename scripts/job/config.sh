@@ -10,11 +10,14 @@ CONFIGS=$TOP/scripts/configs
 mkdir -p "$BUILD"
 echo "CONFIG_ARM64_VA_BITS_$VA_BITS=y" >"$BUILD/va.config"
 frags=("$CONFIGS/base.config" "$CONFIGS/$PAGE_SIZE.config" "$BUILD/va.config")
-# The workload guests' options in the 4K test kernels only, the geometry
-# and kernels they boot: the other page sizes' kernels, and the bench's
-# (DEBUG=off), stay as small as they were.
-[ "$PAGE_SIZE" != 4K ] || [ "$DEBUG" != on ] || [ "$KASAN" != off ] ||
+# The workload guests' options in the test kernels that boot them: make
+# check's 4K ones, and check-geometries' (kexec, kdump and hibernation at
+# 16K and 64K). make check's 16K and 64K kernels, the KASAN ones and the
+# bench's (DEBUG=off) stay as small as they were.
+if [ "$DEBUG" = on ] && [ "$KASAN" = off ] &&
+   { [ "$PAGE_SIZE" = 4K ] || [ "${CHECK_JOB:-}" = geometries ]; }; then
 	frags+=("$CONFIGS/workload.config")
+fi
 # WORKLOAD_KERNEL=on (make bench-tlb): a kernel without debug options that
 # runs the workloads too, with a network card for a load from the host.
 [ "${WORKLOAD_KERNEL:-off}" = off ] || [ "$DEBUG" = on ] ||

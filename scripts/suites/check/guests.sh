@@ -175,10 +175,12 @@ restore_block() {
 
 hibernate_guest() {	# PAGE_SIZE MODE CMDLINE BOOT-SETTINGS...
 	local ps=$1 mode=$2 cmd=$3 swap=$CHECK/$2.swap log=$CHECK/$2-hibernate.log
-	local rb
+	local page rb
 	shift 3
 	rm -f "$swap"
-	if ! { truncate -s 1G "$swap" && mkswap -q "$swap"; } >"$CHECK/$mode.mkswap" 2>&1; then
+	# The swap header fills the guest kernel's first page.
+	read -r page _ < <(geometry "$ps")
+	if ! { truncate -s 1G "$swap" && mkswap -q -p $((${page%K} * 1024)) "$swap"; } >"$CHECK/$mode.mkswap" 2>&1; then
 		bad "$mode: a swap disk" "$(cat "$CHECK/$mode.mkswap")"
 		return 0
 	fi
