@@ -331,6 +331,59 @@ TEST_F_TIMEOUT(linmap, collapse_hysteresis, 300)
 	lm_write_path(LM_HEAL_DIR "/collapse_settle_ms", old);
 }
 
+/*
+ * A hint waiting out a long backoff must not hold up a new one elsewhere:
+ * the worker, queued for the far one, is brought forward. The test area's
+ * alias is flipped until its backoff is the longest (64 settle times),
+ * then restored once more with a settle time of 1 s, so the worker waits
+ * about a minute for it; a page of another block taken out of the linear
+ * map and given back (the module's hold_unmapped) must fold within a few
+ * settle times, as it does with no other hint pending.
+ */
+TEST_F_TIMEOUT(linmap, collapse_backoff_elsewhere, 300)
+{
+	const struct lm_state *st = &self->lm.st;
+	char why[256], old[32] = "1000", *text;
+	unsigned long long ms;
+	struct lm_leaf_query lb;
+	struct lm_area a;
+	struct lm_out *o;
+	unsigned int i;
+
+	if (!lm_collapse_setup(_metadata, &self->lm, &a, &lb, why, sizeof(why)))
+		SKIP(return, "%s", why);
+	text = lm_read_path(LM_HEAL_DIR "/collapse_settle_ms");
+	if (text)
+		snprintf(old, sizeof(old), "%.*s", (int)strcspn(text, "\n"), text);
+	free(text);
+	/* Each fold soon undone doubles the wait: seven, at 10 ms each. */
+	ASSERT_EQ(0, lm_write_path(LM_HEAL_DIR "/collapse_settle_ms", "10"));
+	for (i = 0; i < 7; i++) {
+		lm_area_cmd(_metadata, &self->lm, "ro");
+		lm_area_cmd(_metadata, &self->lm, "rw");
+		lm_wait_block(_metadata, st, a.alias0, 2000);
+	}
+	ASSERT_EQ(0, lm_write_path(LM_HEAL_DIR "/collapse_settle_ms", "1000"));
+	lm_area_cmd(_metadata, &self->lm, "ro");
+	lm_area_cmd(_metadata, &self->lm, "rw");
+	/* The worker has run once and waits now for the far hint. */
+	usleep(1500 * 1000);
+	o = lm_run(_metadata, &self->lm, "hold_unmapped", "hold", why, sizeof(why));
+	if (!o) {
+		lm_write_path(LM_HEAL_DIR "/collapse_settle_ms", old);
+		SKIP(return, "%s", why);
+	}
+	o = lm_run(_metadata, &self->lm, "hold_unmapped", "release", why, sizeof(why));
+	lm_write_path(LM_HEAL_DIR "/collapse_settle_ms", old);
+	ASSERT_NE(NULL, o) TH_LOG("%s", why);
+	ms = lm_num(_metadata, o, "folded_ms");
+	lm_str(_metadata, o, "kind_after", why, sizeof(why));
+	TH_LOG("the area's hint waits 64 s; another block's page given back: %s in %llu ms",
+	       why, ms);
+	EXPECT_EQ(0, (int)lm_num(_metadata, o, "ret"));
+	EXPECT_GE(5000, ms) TH_LOG("the new hint waited for the backed-off one");
+}
+
 #ifndef __NR_memfd_secret
 #define __NR_memfd_secret	447
 #endif
