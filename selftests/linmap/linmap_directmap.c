@@ -272,6 +272,16 @@ static int lm_wait_block(struct __test_metadata *_metadata,
 	}
 }
 
+/* The collapse settle time now, to put back after a test changes it. */
+static void lm_settle_save(char *old, size_t size)
+{
+	char *text = lm_read_path(LM_HEAL_DIR "/collapse_settle_ms");
+
+	if (text)
+		snprintf(old, size, "%.*s", (int)strcspn(text, "\n"), text);
+	free(text);
+}
+
 /*
  * Hysteresis: a page flipped read-only and back faster than the settle
  * time is folded once, after it stops; flipped a little slower than that,
@@ -282,7 +292,7 @@ TEST_F_TIMEOUT(linmap, collapse_hysteresis, 300)
 {
 	const struct lm_state *st = &self->lm.st;
 	const unsigned int settle = 200, slow = 6;
-	char why[256], old[32] = "1000", *text;
+	char why[256], old[32] = "1000";
 	unsigned long long f0, f1;
 	struct lm_leaf_query lb, q;
 	unsigned int i, folded = 0;
@@ -291,10 +301,7 @@ TEST_F_TIMEOUT(linmap, collapse_hysteresis, 300)
 
 	if (!lm_collapse_setup(_metadata, &self->lm, &a, &lb, why, sizeof(why)))
 		SKIP(return, "%s", why);
-	text = lm_read_path(LM_HEAL_DIR "/collapse_settle_ms");
-	if (text)
-		snprintf(old, sizeof(old), "%.*s", (int)strcspn(text, "\n"), text);
-	free(text);
+	lm_settle_save(old, sizeof(old));
 	snprintf(why, sizeof(why), "%u", settle);
 	ASSERT_EQ(0, lm_write_path(LM_HEAL_DIR "/collapse_settle_ms", why));
 
@@ -343,7 +350,7 @@ TEST_F_TIMEOUT(linmap, collapse_hysteresis, 300)
 TEST_F_TIMEOUT(linmap, collapse_backoff_elsewhere, 300)
 {
 	const struct lm_state *st = &self->lm.st;
-	char why[256], old[32] = "1000", *text;
+	char why[256], old[32] = "1000";
 	unsigned long long ms;
 	struct lm_leaf_query lb;
 	struct lm_area a;
@@ -352,10 +359,7 @@ TEST_F_TIMEOUT(linmap, collapse_backoff_elsewhere, 300)
 
 	if (!lm_collapse_setup(_metadata, &self->lm, &a, &lb, why, sizeof(why)))
 		SKIP(return, "%s", why);
-	text = lm_read_path(LM_HEAL_DIR "/collapse_settle_ms");
-	if (text)
-		snprintf(old, sizeof(old), "%.*s", (int)strcspn(text, "\n"), text);
-	free(text);
+	lm_settle_save(old, sizeof(old));
 	/* Each fold soon undone doubles the wait: seven, at 10 ms each. */
 	ASSERT_EQ(0, lm_write_path(LM_HEAL_DIR "/collapse_settle_ms", "10"));
 	for (i = 0; i < 7; i++) {
