@@ -221,10 +221,16 @@ static void rb_show(struct seq_file *m, void *v)
 		   r->pfn);
 	if (r->skip)
 		seq_printf(m, "skip=%s\n", r->skip);
+	/*
+	 * invalid_block: what the tests want, a block leaf (kinds run from
+	 * the largest) left invalid, said once for the guest and the host.
+	 */
 	if (r->op == RB_INVALIDATE)
-		seq_printf(m, "kind_before=%s\nkind_after=%s\nvalid_after=%d\n",
+		seq_printf(m, "kind_before=%s\nkind_after=%s\nvalid_after=%d\ninvalid_block=%d\n",
 			   lm_kind_str(r->kind_before),
-			   lm_kind_str(r->kind_after), r->valid_after);
+			   lm_kind_str(r->kind_after), r->valid_after,
+			   !r->ret && !r->valid_after && r->kind_after >= 0 &&
+			   r->kind_after <= LM_PMD);
 	if (r->op == RB_CHECK)
 		seq_printf(m, "pages=%lu\nmismatches=%lu\n", r->pages,
 			   r->mismatches);
