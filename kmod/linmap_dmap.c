@@ -163,7 +163,8 @@ static struct lm_cmd roleaves_cmd = {
  * then copies it with interrupts off, mapping it for the copy only. After
  * the resume, "release" maps it again with interrupts on: the collapse
  * worker of the resumed kernel must fold its block back by itself, within
- * HOLD_WAIT_MS.
+ * HOLD_WAIT_MS. "give" maps it again and returns at once, with the block's
+ * address, for a caller that watches the worker itself.
  *
  *   echo hold > hold_unmapped; ...hibernate, resume...
  *   echo release > hold_unmapped; cat hold_unmapped
@@ -173,8 +174,9 @@ static struct lm_cmd roleaves_cmd = {
 static struct page *held_blk;
 
 struct hold_result {
-	bool release;
+	bool release, nowait;
 	int ret;
+	unsigned long addr;
 	const char *skip;
 	int kind_held, kind_after;
 	unsigned int folded_ms;
@@ -185,9 +187,11 @@ static int hold_parse(char *buf, void *v)
 	struct hold_result *r = v;
 
 	buf = strim(buf);
-	if (!strcmp(buf, "release"))
+	if (!strcmp(buf, "release") || !strcmp(buf, "give"))
 		r->release = true;
-	else if (strcmp(buf, "hold"))
+	if (!strcmp(buf, "give"))
+		r->nowait = true;
+	else if (!r->release && strcmp(buf, "hold"))
 		return -EINVAL;
 	return 0;
 }
@@ -220,9 +224,10 @@ static int hold_run(void *v)
 		return 0;
 	}
 	addr = (unsigned long)page_address(held_blk);
+	r->addr = addr;
 	r->ret = lm_sym.set_direct_map_default_noflush(held_blk + 1);
 	/* No pass of our own: the worker the restore queued must fold it. */
-	for (t = 0; !r->ret && t < HOLD_WAIT_MS; t += 20) {
+	for (t = 0; !r->ret && !r->nowait && t < HOLD_WAIT_MS; t += 20) {
 		r->kind_after = lm_lookup(addr, &val);
 		if (r->kind_after == LM_PMD || r->kind_after == LM_CONT_PMD ||
 		    r->kind_after == LM_PUD)
@@ -241,11 +246,14 @@ static void hold_show(struct seq_file *m, void *v)
 
 	if (r->skip)
 		seq_printf(m, "skip=%s\n", r->skip);
-	seq_printf(m, "ret=%d\nrelease=%d\nkind_held=%s\n", r->ret,
-		   r->release, lm_kind_str(r->kind_held));
-	if (r->release)
+	seq_printf(m, "ret=%d\nrelease=%d\n", r->ret, r->release);
+	if (r->nowait)
+		seq_printf(m, "addr=0x%lx\n", r->addr);
+	else if (r->release)
 		seq_printf(m, "kind_after=%s\nfolded_ms=%u\n",
 			   lm_kind_str(r->kind_after), r->folded_ms);
+	else
+		seq_printf(m, "kind_held=%s\n", lm_kind_str(r->kind_held));
 }
 
 static struct lm_cmd hold_cmd = {
