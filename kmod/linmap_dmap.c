@@ -187,11 +187,9 @@ static int hold_parse(char *buf, void *v)
 	struct hold_result *r = v;
 
 	buf = strim(buf);
-	if (!strcmp(buf, "release") || !strcmp(buf, "give"))
-		r->release = true;
-	if (!strcmp(buf, "give"))
-		r->nowait = true;
-	else if (!r->release && strcmp(buf, "hold"))
+	r->nowait = !strcmp(buf, "give");
+	r->release = r->nowait || !strcmp(buf, "release");
+	if (!r->release && strcmp(buf, "hold"))
 		return -EINVAL;
 	return 0;
 }
