@@ -9,6 +9,7 @@ struct cpa_params {
 	unsigned long seed, threads, ops, secs, pages, batch, aim;
 	unsigned long aim_pte;		/* aim at contiguous PTE groups only */
 	unsigned long collapse_ms;	/* a collapse pass this often, 0: none */
+	unsigned long audit;		/* 0: the caller audits once quiet */
 };
 
 struct cpa_stats {

@@ -92,13 +92,18 @@ check_churn() {	# MODE DATA [CMDLINE: a churn it asks for must have run]
 		return 0
 	fi
 	kv() { linmap_data get "$data" "$1" "$2" || true; }
-	for k in mismatches call_errors audit.violations; do
+	for k in mismatches call_errors collapse_errors table_violations directmap_mismatches; do
 		[ "$(kv cpa "$k")" = 0 ] || bad_keys+=" $k=$(kv cpa "$k")"
 	done
 	[ "$(kv churn cpa_rc)" = 0 ] || bad_keys+=" cpa_rc=$(kv churn cpa_rc)"
+	# The whole map, audited once the module and CPU loop had stopped.
+	[ "$(kv churn_audit violations)" = 0 ] ||
+		bad_keys+=" audit after the churn: violations=$(kv churn_audit violations) $(kv churn_audit violation.0)"
 	[ "$(kv cpa ops)" -gt 0 ] 2>/dev/null || bad_keys+=" ops=$(kv cpa ops)"
+	[ -z "$bad_keys" ] || [ -z "$(kv cpa first)" ] || bad_keys+="
+first: $(kv cpa first)"
 	if [ -z "$bad_keys" ]; then
-		ok "$mode: churn: $(kv cpa ops) random changes in $(( $(kv cpa elapsed_ms) / 1000 )) s (seed $(kv cpa seed), $(kv cpa threads) threads, a check every $(kv cpa batch)), $(kv cpa verified_pages) page checks, 0 mismatches"
+		ok "$mode: churn: $(kv cpa ops) random changes in $(( $(kv cpa elapsed_ms) / 1000 )) s (seed $(kv cpa seed), $(kv cpa threads) threads, a check every $(kv cpa batch)), $(kv cpa verified_pages) page checks, 0 mismatches, $(kv churn_audit leaves) leaves audited after"
 	else
 		bad "$mode: churn: shadow-model stress clean" "$bad_keys
 $(linmap_data section "$data" cpa)"

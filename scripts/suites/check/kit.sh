@@ -452,6 +452,31 @@ full_case "stress_ng.1:no split under rodata=full with blocks" fail 0 0
 full_case "modload.1:splits that never fold back, in a kernel that folds" fail 4 0
 full_case "modload.1:no trace events in the kernel" skip
 
+# The churn's verdict (check_churn): a clean run passes; a violation in
+# the audit after the loop, a missing audit and a DirectMap mismatch during
+# the stress each fail it.
+churn_case() {	# NAME WANT(ok|bad) CPA-EXTRA AUDIT-SECTION
+	local got
+	printf '[churn]\nsecs=5\nmodule_cycles=3\nmodule_failures=0\ncpu_cycles=6\ncpu_failures=0\ncpa_rc=0\n[cpa]\nseed=1\nthreads=4\nbatch=8\nops=400\nelapsed_ms=5000\nverified_pages=900\nmismatches=0\ncall_errors=0\ncollapse_errors=0\ntable_violations=0\n%s\n%s' \
+		"${3:-directmap_mismatches=0}" "$4" >"$T/churn.data"
+	got=$( (ok() { echo "ok $1"; }; bad() { echo "bad $1"; }
+		check_churn m "$T/churn.data") | grep 'shadow-model\|random changes' | cut -d' ' -f1)
+	if [ "$got" = "$2" ]; then
+		ok "kit: churn verdict: $1"
+	else
+		bad "kit: churn verdict: $1" "wanted $2, got '${got:-nothing}'"
+	fi
+}
+churn_case "a clean run and a clean audit after it pass" ok "" "[churn_audit]
+violations=0
+leaves=10"
+churn_case "a violation in the audit after the loop fails" bad "" "[churn_audit]
+violations=1
+violation.0=0x0: table pages: counted 9, audited 8"
+churn_case "no audit after the loop fails" bad "" ""
+churn_case "a DirectMap mismatch during the stress fails" bad "directmap_mismatches=1" "[churn_audit]
+violations=0"
+
 # The kdump guests' check of /proc/vmcore (scripts/guest/vmcore.c), built
 # for the host, against made-up cores (scripts/suites/check/fakecore.py):
 # one that passes and one per thing it requires, each caught.
