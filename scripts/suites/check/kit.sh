@@ -154,8 +154,8 @@ diff --git a/file.txt b/file.txt
 P
 expect_fail "kit: a patch that does not apply is named, with how to go on" \
 	'0001-bad.patch does not apply' \
-	env KSRC="$T/good" OUT="$T/out4" PATCHDIR="$T/patches" "$TOP/scripts/job/apply.sh"
-if grep -q 'am --continue' <(env KSRC="$T/good" OUT="$T/out5" PATCHDIR="$T/patches" \
+	env SERIES=on KSRC="$T/good" OUT="$T/out4" PATCHDIR="$T/patches" "$TOP/scripts/job/apply.sh"
+if grep -q 'am --continue' <(env SERIES=on KSRC="$T/good" OUT="$T/out5" PATCHDIR="$T/patches" \
 	"$TOP/scripts/job/apply.sh" 2>&1); then
 	ok "kit: the apply error says how to continue or abort"
 else
