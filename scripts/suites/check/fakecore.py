@@ -10,7 +10,15 @@ is such a core; each other one breaks one thing the check requires:
 machine (x86-64), outside (a PT_LOAD outside RAM), hole (1 MiB
 missing), noinfo (no VMCOREINFO), release (another), pattern (a word
 changed), nopage (the marked page in no PT_LOAD: the
-mark argument is for 0x49000000 there)."""
+mark argument is for 0x49000000 there).
+
+For linmap_vmcore walk, cores with page tables: the mem_section root
+array at 0x4f000000 with one section array at 0x4f010000, both in the
+linear map, and swapper_pg_dir at 0x41000000. walk-block: 64K pages,
+42-bit VA (2 levels), a 512 MiB block at the top level maps them
+(makedumpfile's walk misreads it); walk-table: the same through a PTE
+table (read right); walk-pud: 4K pages, 39-bit VA (3 levels), a 1 GiB
+block at the top level (read right)."""
 import struct
 import sys
 
@@ -27,14 +35,41 @@ def note(name, desc, ntype=0):
     return struct.pack("<III", len(name), len(desc), ntype) + pad(name) + pad(desc)
 
 
+def walk_core(variant):
+    """VMCOREINFO lines and {physical address: bytes} of a walk variant."""
+    voff = 0xFFFFFE003FE00000
+    pgd, root, sec = 0x41000000, 0x4F000000, 0x4F010000
+    q = lambda *v: struct.pack("<%dQ" % len(v), *v)
+    if variant == "walk-pud":
+        page, va_bits = 4096, 39
+    else:
+        page, va_bits = 65536, 42
+    lin = lambda pa: ((M64 << va_bits) & M64) + pa - RAM[0]
+    mem = {root: q(lin(sec), 0)}
+    if variant == "walk-table":
+        pte = 0x41010000
+        mem[pgd] = q(pte | 3)
+        for pa in (root, sec):
+            mem[pte + ((lin(pa) >> 16) & 8191) * 8] = q(pa | 0x703)
+    else:
+        mem[pgd] = q(RAM[0] | 0x705)
+    info = ("NUMBER(VA_BITS)=%d\nSYMBOL(swapper_pg_dir)=%x\nNUMBER(kimage_voffset)=%#x\n"
+            "SYMBOL(mem_section)=%x\nLENGTH(mem_section)=2\n"
+            % (va_bits, pgd + voff, voff, lin(root)))
+    return page, info, mem
+
+
 def main(path, variant):
     loads = [(RAM[0], CRASH[0]), (CRASH[1], RAM[1])]
+    page, extra, mem = 4096, "", {}
+    if variant.startswith("walk-"):
+        page, extra, mem = walk_core(variant)
     if variant == "hole":
         loads[1] = (CRASH[1] + 0x100000, RAM[1])
     if variant == "outside":
         loads.append((0x60000000, 0x60010000))
     release = "6.12.0-other" if variant == "release" else "6.12.0-linmap"
-    info = ("OSRELEASE=%s\nPAGESIZE=4096\n" % release).encode()
+    info = ("OSRELEASE=%s\nPAGESIZE=%d\n%s" % (release, page, extra)).encode()
     notes = note("CORE", b"\0" * 392, 1)
     if variant != "noinfo":
         notes += note("VMCOREINFO", info)
@@ -57,10 +92,12 @@ def main(path, variant):
     with open(path, "wb") as f:
         f.write(ehdr + phdrs)
         f.write(notes)
-        for start, end, at in placed:
-            if start <= MARK < end:
-                f.seek(at + MARK - start)
-                f.write(struct.pack("<%dQ" % len(words), *words))
+        mem[MARK] = struct.pack("<%dQ" % len(words), *words)
+        for pa, data in mem.items():
+            for start, end, at in placed:
+                if start <= pa < end:
+                    f.seek(at + pa - start)
+                    f.write(data)
         f.truncate(data_off)
 
 

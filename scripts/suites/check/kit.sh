@@ -506,6 +506,21 @@ if gcc -O2 -Wall -Werror -o "$T/linmap_vmcore" "$TOP/scripts/guest/vmcore.c" 2>"
 	vmcore_case release 'VMCOREINFO does not name release 6.12.0-linmap'
 	vmcore_case pattern 'the page .* does not hold its pattern'
 	vmcore_case nopage 'the page .*0x49000000 is in no PT_LOAD' 0x49000000:0x1234abcd
+	# linmap_vmcore walk: makedumpfile's reading of a top-level block.
+	for v in walk-block:3:'misread: mem_section root .* 512 MiB top-level block.* gives 0xf000000$' \
+		walk-table:0:'ok: mem_section\[0\] .* 64 KiB leaf' \
+		walk-pud:0:'ok: mem_section root .* 1 GiB leaf'; do
+		python3 "$TOP/scripts/suites/check/fakecore.py" "$T/core" "${v%%:*}"
+		out=$("$T/linmap_vmcore" walk "$T/core" 2>&1) && rc=0 || rc=$?
+		want=${v#*:}
+		name="kit: vmcore walk: ${v%%:*} exits ${want%%:*}"
+		if [ "$rc" = "${want%%:*}" ] && grep -q -- "${want#*:}" <<<"$out"; then
+			ok "$name"
+		else
+			bad "$name" "exit $rc: $out"
+		fi
+		rm -f "$T/core"
+	done
 else
 	bad "kit: scripts/guest/vmcore.c builds for the host" "$(cat "$T/vmcore.cc")"
 fi
