@@ -408,6 +408,22 @@ static uint64_t desc_at(const struct core *c, uint64_t table, uint64_t idx, int 
 	return d;
 }
 
+/* The entry for @va in the table @d points to, at @shift. */
+static uint64_t step(const struct core *c, const struct geom *g, uint64_t d,
+		     unsigned int shift, uint64_t va, int *err)
+{
+	return desc_at(c, DESC_OUT(g, d), (va >> shift) & ((1ULL << (g->page_shift - 3)) - 1),
+		       err);
+}
+
+/* @va through the leaf @d, which maps 1 << @shift bytes. */
+static uint64_t leaf_pa(const struct geom *g, uint64_t d, unsigned int shift, uint64_t va)
+{
+	uint64_t mask = (1ULL << shift) - 1;
+
+	return (DESC_OUT(g, d) & ~mask) + (va & mask);
+}
+
 /* The level-N shift of arm64's ARM64_HW_PGTABLE_LEVEL_SHIFT(n). */
 static unsigned int level_shift(const struct geom *g, int n)
 {
@@ -434,7 +450,7 @@ static uint64_t walk_arch(const struct core *c, const struct geom *g, uint64_t v
 				return ~0ULL;
 			*size = 1ULL << shift;
 			*top_block = !lvl && lvl + 1 < g->levels;
-			return (DESC_OUT(g, d) & ~(*size - 1)) + (va & (*size - 1));
+			return leaf_pa(g, d, shift, va);
 		}
 		table = DESC_OUT(g, d);
 	}
@@ -449,33 +465,26 @@ static uint64_t walk_arch(const struct core *c, const struct geom *g, uint64_t v
  */
 static uint64_t walk_mdf(const struct core *c, const struct geom *g, uint64_t va, int *err)
 {
-	unsigned int top = level_shift(g, 4 - g->levels), bits = g->page_shift - 3;
+	unsigned int top = level_shift(g, 4 - g->levels);
 	unsigned int pud_shift = level_shift(g, 1), pmd_shift = level_shift(g, 2);
-	uint64_t pgd, pud, pmd, pte, mask;
+	uint64_t pud, pmd, pte;
 
-	pgd = desc_at(c, g->pgd, (va >> top) & ((1ULL << (g->va_bits - top)) - 1), err);
-	pud = pgd;
+	pud = desc_at(c, g->pgd, (va >> top) & ((1ULL << (g->va_bits - top)) - 1), err);
 	if (g->levels > 3)
-		pud = desc_at(c, DESC_OUT(g, pgd), (va >> pud_shift) & ((1ULL << bits) - 1), err);
+		pud = step(c, g, pud, pud_shift, va, err);
 	if (*err)
 		return ~0ULL;
-	if (DESC_TYPE(pud) == 1) {
-		mask = (1ULL << pud_shift) - 1;
-		return (DESC_OUT(g, pud) & ~mask) + (va & mask);
-	}
-	pmd = pud;
-	if (g->levels > 2)
-		pmd = desc_at(c, DESC_OUT(g, pud), (va >> pmd_shift) & ((1ULL << bits) - 1), err);
+	if (DESC_TYPE(pud) == 1)
+		return leaf_pa(g, pud, pud_shift, va);
+	pmd = g->levels > 2 ? step(c, g, pud, pmd_shift, va, err) : pud;
 	if (*err)
 		return ~0ULL;
-	if (DESC_TYPE(pmd) == 1) {
-		mask = (1ULL << pmd_shift) - 1;
-		return (DESC_OUT(g, pmd) & ~mask) + (va & mask);
-	}
-	pte = desc_at(c, DESC_OUT(g, pmd), (va >> g->page_shift) & ((1ULL << bits) - 1), err);
+	if (DESC_TYPE(pmd) == 1)
+		return leaf_pa(g, pmd, pmd_shift, va);
+	pte = step(c, g, pmd, g->page_shift, va, err);
 	if (*err || !(pte & 1))
 		return ~0ULL;
-	return DESC_OUT(g, pte) + (va & ((1ULL << g->page_shift) - 1));
+	return leaf_pa(g, pte, g->page_shift, va);
 }
 
 static const char *size_str(uint64_t bytes, char *buf, size_t len)
