@@ -27,8 +27,8 @@
  *	vaddr_to_paddr_arm64()), which takes a block in the top level of a
  *	2- or 3-level table for a PUD-level section. Prints one line per
  *	address; exits 3 if makedumpfile's walk lands elsewhere for any, 0 if
- *	not, 4 for a geometry it does not model (5 levels), 1 if the tables
- *	cannot be read.
+ *	not, 4 for a geometry makedumpfile does not walk (4K/52, 16K/52), 1 if
+ *	the tables cannot be read.
  */
 #include <elf.h>
 #include <errno.h>
@@ -448,6 +448,10 @@ static uint64_t walk_arch(const struct core *c, const struct geom *g, uint64_t v
 		if (lvl + 1 == g->levels || DESC_TYPE(d) == 1) {
 			if (lvl + 1 == g->levels && DESC_TYPE(d) != 3)
 				return ~0ULL;
+			/* Blocks: 4K at levels 1 and 2, 16K and 64K at level 2. */
+			if (lvl + 1 < g->levels &&
+			    4 - g->levels + lvl < (g->page_shift == 12 ? 1U : 2U))
+				return ~0ULL;
 			*size = 1ULL << shift;
 			*top_block = !lvl && lvl + 1 < g->levels;
 			return leaf_pa(g, d, shift, va);
@@ -527,6 +531,19 @@ static int walk_one(const struct core *c, const struct geom *g, const char *what
 	return 1;
 }
 
+static int mdf_geometry(uint64_t page, uint64_t va_bits)
+{
+	switch (page) {
+	case 4096:
+		return va_bits == 39 || va_bits == 48;
+	case 16384:
+		return va_bits == 36 || va_bits == 47 || va_bits == 48;
+	case 65536:
+		return va_bits == 42 || va_bits == 48 || va_bits == 52;
+	}
+	return 0;
+}
+
 static int walk(const char *path)
 {
 	uint64_t page, va_bits, pgd_va, voff, ms_va, roots, root_va, ptr;
@@ -554,9 +571,10 @@ static int walk(const char *path)
 	g.pgd = pgd_va - voff;
 	printf("# %" PRIu64 " KiB pages, %u-bit VA, %u levels, swapper_pg_dir at %#" PRIx64 "\n",
 	       page >> 10, g.va_bits, g.levels, g.pgd);
-	/* makedumpfile 1.7.2 walks at most 4 levels: nothing to compare. */
-	if (g.levels < 2 || g.levels > 4) {
-		printf("# %u levels: makedumpfile's walk is not modelled for them\n", g.levels);
+	/* The geometries makedumpfile's calculate_plat_config() accepts. */
+	if (!mdf_geometry(page, va_bits)) {
+		printf("# makedumpfile does not walk %" PRIu64 " KiB pages with %u-bit VA: nothing to compare\n",
+		       page >> 10, g.va_bits);
 		return 4;
 	}
 	/* VMCOREINFO_SYMBOL_ARRAY(): the root array's own (linear) address. */
