@@ -18,7 +18,9 @@ linear map, and swapper_pg_dir at 0x41000000. walk-block: 64K pages,
 42-bit VA (2 levels), a 512 MiB block at the top level maps them
 (makedumpfile's walk misreads it); walk-table: the same through a PTE
 table (read right); walk-pud: 4K pages, 39-bit VA (3 levels), a 1 GiB
-block at the top level (read right)."""
+block at the top level (read right); walk-l0: 4K pages, 48-bit VA (4
+levels), a block descriptor at level 0, where the architecture has none
+(not mapped)."""
 import struct
 import sys
 
@@ -42,6 +44,8 @@ def walk_core(variant):
     q = lambda *v: struct.pack("<%dQ" % len(v), *v)
     if variant == "walk-pud":
         page, va_bits = 4096, 39
+    elif variant == "walk-l0":
+        page, va_bits = 4096, 48
     else:
         page, va_bits = 65536, 42
     lin = lambda pa: ((M64 << va_bits) & M64) + pa - RAM[0]
