@@ -170,13 +170,50 @@ static uint64_t uncovered(const Elf64_Phdr *ph, int nr, uint64_t start, uint64_t
 	return missing;
 }
 
+/* The text of the first VMCOREINFO note in the PT_NOTEs, or NULL. */
+static char *vmcoreinfo(int fd, const Elf64_Phdr *ph, int nph)
+{
+	char *info = NULL;
+	int i;
+
+	for (i = 0; i < nph && !info; i++) {
+		uint64_t off = 0, len = ph[i].p_filesz;
+		char *n;
+
+		if (ph[i].p_type != PT_NOTE)
+			continue;
+		n = malloc(len);
+		if (!n || read_at(fd, n, len, ph[i].p_offset)) {
+			free(n);
+			continue;
+		}
+		/* Notes: namesz, descsz, type, name and desc padded to 4. */
+		while (off + 12 <= len && !info) {
+			uint32_t namesz, descsz;
+			uint64_t desc;
+
+			memcpy(&namesz, n + off, 4);
+			memcpy(&descsz, n + off + 4, 4);
+			desc = off + 12 + ((namesz + 3) & ~3U);
+			if (desc + descsz > len)
+				break;
+			if (namesz == 11 && !memcmp(n + off + 12, "VMCOREINFO", 10))
+				info = strndup(n + desc, descsz);
+			off = desc + ((descsz + 3) & ~3U);
+		}
+		free(n);
+	}
+	return info;
+}
+
 static int check(int argc, char **argv)
 {
 	struct range ram[MAX_RANGES], crash;
-	int nram, fd, i, full, loads = 0, inside = 1, found_info = 0;
+	int nram, fd, i, full, loads = 0, inside = 1, found_info;
 	Elf64_Ehdr eh;
 	Elf64_Phdr *ph;
 	uint64_t missing = 0, ram_bytes = 0;
+	char *info;
 
 	full = argc > 2 && !strcmp(argv[2], "--whole");
 	if (full) {
@@ -212,43 +249,23 @@ static int check(int argc, char **argv)
 		finding(0, "cannot read %u program headers", eh.e_phnum);
 		return 1;
 	}
+	info = vmcoreinfo(fd, ph, eh.e_phnum);
+	found_info = !!info;
+	if (info) {
+		char want[128];
+		int named;
+
+		snprintf(want, sizeof(want), "OSRELEASE=%s\n", argv[5]);
+		named = !!strstr(info, want);
+		finding(named, "VMCOREINFO %s release %s",
+			named ? "names" : "does not name", argv[5]);
+		free(info);
+	}
 	for (i = 0; i < eh.e_phnum; i++) {
 		int r, in = 0;
 
-		if (ph[i].p_type == PT_NOTE) {
-			char *n = malloc(ph[i].p_filesz + 1);
-			uint64_t off = 0;
-
-			if (!n || read_at(fd, n, ph[i].p_filesz, ph[i].p_offset))
-				continue;
-			n[ph[i].p_filesz] = 0;
-			/* Notes: namesz, descsz, type, name and desc padded to 4. */
-			while (off + 12 <= ph[i].p_filesz) {
-				uint32_t namesz, descsz;
-				char *name, *desc;
-
-				memcpy(&namesz, n + off, 4);
-				memcpy(&descsz, n + off + 4, 4);
-				name = n + off + 12;
-				desc = name + ((namesz + 3) & ~3U);
-				if (desc + descsz > n + ph[i].p_filesz)
-					break;
-				if (namesz == 11 && !memcmp(name, "VMCOREINFO", 10)) {
-					char want[128], *text = strndup(desc, descsz);
-
-					snprintf(want, sizeof(want), "OSRELEASE=%s\n", argv[5]);
-					int named = text && strstr(text, want);
-
-					found_info = 1;
-					finding(named, "VMCOREINFO %s release %s",
-						named ? "names" : "does not name", argv[5]);
-					free(text);
-				}
-				off = desc + ((descsz + 3) & ~3U) - n;
-			}
-			free(n);
+		if (ph[i].p_type == PT_NOTE)
 			continue;
-		}
 		if (ph[i].p_type != PT_LOAD)
 			continue;
 		loads++;
@@ -315,7 +332,6 @@ struct core {
 static int core_open(struct core *c, const char *path)
 {
 	Elf64_Ehdr eh;
-	int i;
 
 	c->info = NULL;
 	c->fd = open(path, O_RDONLY);
@@ -328,30 +344,7 @@ static int core_open(struct core *c, const char *path)
 	c->ph = calloc(c->nph, sizeof(*c->ph));
 	if (!c->ph || read_at(c->fd, c->ph, c->nph * sizeof(*c->ph), eh.e_phoff))
 		return -1;
-	for (i = 0; i < c->nph && !c->info; i++) {
-		uint64_t off = 0, len = c->ph[i].p_filesz;
-		char *n;
-
-		if (c->ph[i].p_type != PT_NOTE)
-			continue;
-		n = malloc(len);
-		if (!n || read_at(c->fd, n, len, c->ph[i].p_offset))
-			return -1;
-		while (off + 12 <= len && !c->info) {
-			uint32_t namesz, descsz;
-			uint64_t desc;
-
-			memcpy(&namesz, n + off, 4);
-			memcpy(&descsz, n + off + 4, 4);
-			desc = off + 12 + ((namesz + 3) & ~3U);
-			if (desc + descsz > len)
-				break;
-			if (namesz == 11 && !memcmp(n + off + 12, "VMCOREINFO", 10))
-				c->info = strndup(n + desc, descsz);
-			off = desc + ((descsz + 3) & ~3U);
-		}
-		free(n);
-	}
+	c->info = vmcoreinfo(c->fd, c->ph, c->nph);
 	if (!c->info)
 		fprintf(stderr, "%s: no VMCOREINFO note\n", path);
 	return c->info ? 0 : -1;
