@@ -539,7 +539,7 @@ static int mdf_geometry(uint64_t page, uint64_t va_bits)
 
 static int walk(const char *path)
 {
-	uint64_t page, va_bits, pgd_va, voff, ms_va, roots, root_va, ptr;
+	uint64_t page, va_bits, pgd_va, voff, ms_va, roots;
 	struct geom g;
 	struct core c;
 	int err = 0, misread = 0;
@@ -571,22 +571,28 @@ static int walk(const char *path)
 		return 4;
 	}
 	/* VMCOREINFO_SYMBOL_ARRAY(): the root array's own (linear) address. */
-	root_va = ms_va;
-	misread |= walk_one(&c, &g, "mem_section root", root_va, &err);
-	for (r = 0; r < roots && !err; r++) {
-		char what[48];
-		uint64_t pa, size;
+	misread |= walk_one(&c, &g, "mem_section root", ms_va, &err);
+	/* Its entries a page at a time: one walk and one read per page. */
+	for (r = 0; r < roots && !err;) {
+		uint64_t va = ms_va + r * 8, pa, size, ent[65536 / 8], n, k;
 		int top;
 
-		pa = walk_arch(&c, &g, root_va + r * 8, &size, &top, &err);
-		if (err || pa == ~0ULL || read_phys(&c, pa, &ptr, 8)) {
+		n = (page - (va & (page - 1))) / 8;
+		if (n > roots - r)
+			n = roots - r;
+		pa = walk_arch(&c, &g, va, &size, &top, &err);
+		if (err || pa == ~0ULL || read_phys(&c, pa, ent, n * 8)) {
 			printf("FAIL: mem_section[%" PRIu64 "] cannot be read\n", r);
 			return 1;
 		}
-		if (!ptr)
-			continue;
-		snprintf(what, sizeof(what), "mem_section[%" PRIu64 "]", r);
-		misread |= walk_one(&c, &g, what, ptr, &err);
+		for (k = 0; k < n && !err; k++, r++) {
+			char what[48];
+
+			if (!ent[k])
+				continue;
+			snprintf(what, sizeof(what), "mem_section[%" PRIu64 "]", r);
+			misread |= walk_one(&c, &g, what, ent[k], &err);
+		}
 	}
 	if (err)
 		return 1;
