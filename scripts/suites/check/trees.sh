@@ -33,18 +33,18 @@ nested_tree() {	# SERIES PREFIX PAGE_SIZES MODES
 	[ -n "$tallied" ] || bad "$2: the $1 tree's run ended without its tally" \
 		"see the lines above and $CHECK/$2"
 }
-# The core tree's modes CHECK_MODES names: none is a SKIP, not a run
-# that fails for want of guests.
-core_named() {
+# The check modes of tree $1 that CHECK_MODES names (all without it).
+named_modes() {
 	local m
-	[ -n "${CHECK_MODES:-}" ] || return 0
-	for m in $(python3 "$TOP/scripts/modes/modes.py" names check core); do
-		[[ " $CHECK_MODES " != *" $m "* ]] || return 0
+	for m in $(python3 "$TOP/scripts/modes/modes.py" names check "$1"); do
+		[ -z "${CHECK_MODES:-}" ] || [[ " $CHECK_MODES " == *" $m "* ]] || continue
+		echo "$m"
 	done
-	return 1
 }
+# None of the core tree's is a SKIP, not a run that fails for want of
+# guests.
 if [ "$TREE" = series ] && [ -n "$(patches_in "$PATCHDIR"/heal/*.patch)" ]; then
-	if core_named; then
+	if [ -n "$(named_modes core)" ]; then
 		nested_tree core core "${CHECK_CORE_PAGE_SIZES:-4K}" "${CHECK_MODES:-}"
 	else
 		skip "core: the core series' guests" "CHECK_MODES names none of its modes"
@@ -53,9 +53,8 @@ fi
 base_modes() {
 	local m out=
 	[ -z "${CHECK_BASE_MODES:-}" ] || { echo "$CHECK_BASE_MODES"; return; }
-	for m in $(python3 "$TOP/scripts/modes/modes.py" names check base); do
+	for m in $(named_modes base); do
 		case $m in workload-*|layout-*) ;; *) continue ;; esac
-		[ -z "${CHECK_MODES:-}" ] || [[ " $CHECK_MODES " == *" $m "* ]] || continue
 		out+="${out:+ }$m"
 	done
 	echo "$out"
