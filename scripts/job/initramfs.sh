@@ -33,6 +33,21 @@ install -m 644 "$KO" "$BUILD/kmod/linmap_churn.ko" "$root/lib/modules/"
 # Built only for kernels with KUnit.
 [ ! -f "$BUILD/kmod/linmap_kunit.ko" ] ||
 	install -m 644 "$BUILD/kmod/linmap_kunit.ko" "$root/lib/modules/"
+# The kernel's own modules (the workload kernels build some: see
+# scripts/configs/workload.config), as modules_install lays them out, for
+# Debian's depmod and modprobe in the workload guests' module loop.
+if [ -s "$BUILD/modules.order" ]; then
+	mods=$root/lib/modules/intree
+	while read -r m; do
+		m=${m%.o}
+		m=${m%.ko}.ko
+		[ -f "$BUILD/$m" ] || die "modules.order names $m, which is not in $BUILD: build the kernel again"
+		install -D -m 644 "$BUILD/$m" "$mods/kernel/$m"
+	done <"$BUILD/modules.order"
+	for f in modules.order modules.builtin modules.builtin.modinfo; do
+		[ ! -f "$BUILD/$f" ] || install -m 644 "$BUILD/$f" "$mods/"
+	done
+fi
 mkdir -p "$root/etc"
 install -m 644 "$ST/progs" "$root/etc/linmap_progs"
 for p in $(cat "$ST/progs") linmap_secret linmap_contpte; do

@@ -208,8 +208,9 @@ def test_log(path, name, most=25):
 
 MAP_PHASES = ["before", "after", "settled"]
 # The workloads whose permission changes must split a block-mapped
-# rodata=full map: secretmem and module loads (stress_ng), module loads.
-MAP_SPLITTERS = ("stress_ng", "modload")
+# rodata=full map: secretmem, seccomp's JIT and module loads (stress_ng),
+# the JIT alone (bpfjit), module loads.
+MAP_SPLITTERS = ("stress_ng", "bpfjit", "modload")
 
 
 def workloads_map(path):

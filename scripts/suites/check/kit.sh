@@ -451,6 +451,8 @@ full_case "stress_ng.1:a split and a fold under rodata=full with blocks" ok 40 3
 full_case "stress_ng.1:no split under rodata=full with blocks" fail 0 0
 full_case "modload.1:splits that never fold back, in a kernel that folds" fail 4 0
 full_case "modload.1:no trace events in the kernel" skip
+full_case "bpfjit.1:the JIT's packs split and fold back" ok 3 3
+full_case "bpfjit.1:a JIT storm that split nothing" fail 0 0
 
 # The churn's verdict (check_churn): a clean run passes; a violation in
 # the audit after the loop, a missing audit and a DirectMap mismatch during
