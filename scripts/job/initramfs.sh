@@ -39,8 +39,7 @@ install -m 644 "$KO" "$BUILD/kmod/linmap_churn.ko" "$root/lib/modules/"
 if [ -s "$BUILD/modules.order" ]; then
 	mods=$root/lib/modules/intree
 	while read -r m; do
-		m=${m%.o}
-		m=${m%.ko}.ko
+		m=${m%.o}.ko
 		[ -f "$BUILD/$m" ] || die "modules.order names $m, which is not in $BUILD: build the kernel again"
 		install -D -m 644 "$BUILD/$m" "$mods/kernel/$m"
 	done <"$BUILD/modules.order"
