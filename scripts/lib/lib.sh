@@ -437,8 +437,11 @@ ok()   { pass=$((pass + 1)); result PASS "$1"; }
 bad()  { failed=$((failed + 1)); result FAIL "$1" "${2:-}"; }
 skip() { skipped=$((skipped + 1)); result SKIP "$1" "" " ($2)"; }
 result() {	# STATUS NAME [DETAILS [REASON]]
-	local line="$1: $RESULT_PREFIX$2${4:-}" name="$RESULT_PREFIX$2"
-	[ -z "${3:-}" ] || line+=$'\n'$(printf '%s\n' "$3" | sed 's/^/    /')
+	local line="$1: $RESULT_PREFIX$2${4:-}" name="$RESULT_PREFIX$2" details=${3:-}
+	# A full disk fails whatever step meets it: say so once, with the room.
+	[[ $details != *"No space left on device"* ]] ||
+		details="a write found the disk full (now $(free_mib "$OUT" | grep . || echo "?") MiB free under $OUT; $(disk_need))"$'\n'$details
+	[ -z "$details" ] || line+=$'\n'$(printf '%s\n' "$details" | sed 's/^/    /')
 	if [ -n "${RESULTS_LOG:-}" ]; then
 		printf '%s\n' "$line" >>"$RESULTS_LOG"
 		printf '%s\t%s\t%s\n' "$(date +%s)" "$1" "$(result_group "$name")" >>"$RESULTS_TSV"
@@ -453,6 +456,11 @@ result_group() {
 	case $n in core:\ *|base:\ *) pre="${n%%: *}: " n=${n#*: } ;; esac
 	echo "$pre${n%%: *}"
 }
+# Free space on the file system that holds DIR, in MiB.
+free_mib() { { df -Pm "$1" 2>/dev/null || true; } | awk 'NR == 2 { print $4 }'; }
+# What make check needs, measured (README.md, "Two commands").
+CHECK_DISK_GIB=${CHECK_DISK_GIB:-16}
+disk_need() { echo "make check needs about $CHECK_DISK_GIB GiB free"; }
 tally() { echo "$pass passed, $failed failed, $skipped skipped"; [ "$failed" = 0 ]; }
 
 # The guest's data block, read by scripts/lib/linmap_data.py (see its usage).

@@ -34,6 +34,15 @@ if [ "$CHECK_PART" = all ]; then
 	: >"$RESULTS_LOG"
 	: >"$RESULTS_TSV"
 	msg "every PASS, FAIL and SKIP line goes to $RESULTS_LOG; FAILs show here too"
+	# The disk: free space at the start, then every 20 s while this runs;
+	# the lowest sample is the room the run needed at its peak.
+	disk_start=$(free_mib "$OUT")
+	msg "disk: $disk_start MiB free under $OUT; $(disk_need)"
+	[ "${disk_start:-0}" -ge $((CHECK_DISK_GIB * 1024)) ] ||
+		warn "only $disk_start MiB free under $OUT: a step may fail with 'No space left on device'"
+	( while kill -0 $$ 2>/dev/null; do free_mib "$OUT"; sleep 20; done ) \
+		>"$CHECK/disk.samples" 2>/dev/null &
+	disk_sampler=$!
 fi
 
 G=$TOP/scripts/suites/check

@@ -6,6 +6,7 @@
 finish() {
 	if [ "$CHECK_PART" = all ]; then
 		summary_table
+		disk_report
 		msg "check took $(( $(date +%s) - start ))s; logs in $CHECK, results in $RESULTS_LOG"
 	else
 		msg "check took $(( $(date +%s) - start ))s; logs in $CHECK"
@@ -44,6 +45,19 @@ summary_table() {
 		grep '^FAIL: ' "$RESULTS_LOG" | sed 's/^FAIL: /  /'
 	fi
 	echo
+}
+
+# Free space at the start, at the lowest and now, and what holds the disk:
+# $OUT's parts and the caches (ccache, the userspace images).
+disk_report() {
+	local low now
+	kill "${disk_sampler:-}" 2>/dev/null || true
+	now=$(free_mib "$OUT")
+	[ -n "$now" ] && [ -n "${disk_start:-}" ] || return 0
+	low=$( { grep -x '[0-9][0-9]*' "$CHECK/disk.samples"; echo "$now"; } | sort -n | head -1)
+	msg "disk: $disk_start MiB free at the start, $low at the lowest (the run took up to $((disk_start - low)) MiB), $now now"
+	du -sm "$OUT"/* "$CCACHE_DIR" "${ROOTFS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/linmap-kit}" 2>/dev/null |
+		sort -rn | head -8 | awk '{ printf "    %7d MiB  %s\n", $1, $2 }' >&2 || true
 }
 
 # expect_fail NAME PATTERN CMD...: CMD must fail and say PATTERN.

@@ -54,6 +54,16 @@ else
 	bad "kit: a stamp depends on the files' contents, not their paths" \
 		"$(stamp_of "$T/stamp-a/rootfs.pkgs") and $(stamp_of "$T/stamp-b/rootfs.pkgs")"
 fi
+# A step that meets a full disk (here /dev/full) fails saying so, with the
+# room left and what make check needs, above the tool's own words.
+full=$(cp "$TOP/README.md" /dev/full 2>&1 || true)
+full=$( (RESULTS_LOG=; bad "a step" "$full") )
+if [[ $full == *"a write found the disk full (now "*" MiB free under $OUT; make check needs about "* ]] &&
+   [[ $full == *"No space left on device"* ]]; then
+	ok "kit: a FAIL from a full disk says so, and how much make check needs"
+else
+	bad "kit: a FAIL from a full disk says so, and how much make check needs" "$full"
+fi
 # Bad values are refused by 'make run' before any work: nothing under
 # its OUT, and the error names the values allowed.
 refused() {	# VAR=VALUE PATTERN
