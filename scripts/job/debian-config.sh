@@ -15,7 +15,7 @@ arm64|arm64-16k|cloud-arm64) file=config.arm64_none_$flavour.xz ;;
 *) die "unknown Debian flavour '$flavour' (arm64, arm64-16k, cloud-arm64 or rt-arm64)" ;;
 esac
 require_cmds apt-get dpkg-deb xz
-CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/linmap-kit/debian-config
+CACHE=$KIT_CACHE/debian-config
 mkdir -p "$CACHE"
 if ! ls "$CACHE"/linux-config-6.12_*_arm64.deb >/dev/null 2>&1; then
 	dpkg --print-foreign-architectures | grep -qx arm64 ||

@@ -14,7 +14,7 @@
 . "$(dirname "$0")/../lib/lib.sh"
 
 PKGS_FILE=${ROOTFS_PKGS:-$TOP/scripts/job/rootfs.pkgs}
-CACHE=${ROOTFS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/linmap-kit}
+CACHE=${ROOTFS_CACHE:-$KIT_CACHE}
 [ -f "$PKGS_FILE" ] || die "no package list at $PKGS_FILE"
 mapfile -t pkgs < <(sed 's/#.*//; s/[[:space:]]//g; /^$/d' "$PKGS_FILE")
 [ ${#pkgs[@]} -gt 0 ] || die "the package list $PKGS_FILE names no package"

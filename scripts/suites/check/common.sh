@@ -56,7 +56,7 @@ disk_report() {
 	[ -n "$now" ] && [ -n "${disk_start:-}" ] || return 0
 	low=$( { grep -x '[0-9][0-9]*' "$CHECK/disk.samples"; echo "$now"; } | sort -n | head -1)
 	msg "disk: $disk_start MiB free at the start, $low at the lowest (the run took up to $((disk_start - low)) MiB), $now now"
-	du -sm "$OUT"/* "$CCACHE_DIR" "${ROOTFS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/linmap-kit}" 2>/dev/null |
+	du -sm "$OUT"/* "$CCACHE_DIR" "${ROOTFS_CACHE:-$KIT_CACHE}" 2>/dev/null |
 		sort -rn | head -8 | awk '{ printf "    %7d MiB  %s\n", $1, $2 }' >&2 || true
 }
 
