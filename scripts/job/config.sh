@@ -46,7 +46,13 @@ kmake -s tinyconfig >/dev/null
 	die "merge_config failed; see $BUILD/merge_config.log"
 kmake -s olddefconfig >/dev/null
 
-# Fail loudly if Kconfig dropped something a fragment asked for.
+# Fail loudly if Kconfig dropped something a fragment asked for. A later
+# fragment may change an earlier one's option (64K-debug.config turns off
+# debug.config's lockdep): the last setting of each option is the one asked.
+last_setting() {
+	awk '{ k = $0; sub(/=.*/, "", k); if (!(k in v)) o[++n] = k; v[k] = $0 }
+	     END { for (i = 1; i <= n; i++) print v[o[i]] }'
+}
 bad=0
 while IFS= read -r line; do
 	case "$line" in
@@ -54,6 +60,6 @@ while IFS= read -r line; do
 		grep -q "^$opt=" "$BUILD/.config" && { warn "$opt is set, fragment wants it off"; bad=1; } ;;
 	CONFIG_*=*) grep -qxF "$line" "$BUILD/.config" || { warn "$line did not take effect"; bad=1; } ;;
 	esac
-done < <(cat "${frags[@]}" | sed 's/#.*//; /^$/d')
+done < <(cat "${frags[@]}" | sed 's/#.*//; /^$/d' | last_setting)
 [ $bad = 0 ] || die "config fragments did not apply (see $BUILD/.config)"
 echo "$want" >"$BUILD/.kit-config"
