@@ -56,9 +56,12 @@ INITRD=${INITRD:-$BUILD/initramfs.cpio.gz}
 
 require_cmds qemu-system-aarch64 timeout
 # --can-boot: only whether this QEMU can boot such a guest (make run and
-# make boot ask before building anything).
-if [ "$KASAN" = hw ] && why=$(qemu_mte_broken); then
-	die "$why"
+# make boot ask before building anything). A KASAN_HW_TAGS guest needs a
+# QEMU whose MTE tags are per granule: scripts/job/qemu-mte.sh finds or
+# fetches one.
+qemu_bin=qemu-system-aarch64
+if [ "$KASAN" = hw ]; then
+	qemu_bin=$("$TOP/scripts/job/qemu-mte.sh") || die "$qemu_bin"
 fi
 [ "${1:-}" != --can-boot ] || exit 0
 [ -f "$IMAGE" ] || die "no kernel at $IMAGE; run 'make kernel'"
@@ -85,7 +88,7 @@ machine=virt,gic-version=3,memory-backend=ram
 [ "${EL2:-off}" != on ] || machine+=,virtualization=on
 # KASAN_HW_TAGS needs the MTE the kernel was built for.
 [ "$KASAN" != hw ] || machine+=,mte=on
-qemu=(qemu-system-aarch64 -M "$machine"
+qemu=("$qemu_bin" -M "$machine"
       -object "memory-backend-ram,id=ram,size=$MEM,reserve=off"
       -cpu "${QEMU_CPU:-max,pauth-impdef=on}" -smp "$SMP" -m "$MEM"
       -nodefaults -display none -serial stdio -no-reboot

@@ -253,21 +253,13 @@ tree_name() {
 }
 
 TREE=$(tree_name)
-# qemu_mte_broken: prints why this QEMU cannot run a KASAN_HW_TAGS guest,
-# and succeeds, if it cannot. Before 8.0 (Debian 12 has 7.2) QEMU looks up
-# an MTE allocation tag without the address's offset in its page (QEMU
-# issue 1416, fixed in 8.0 by "target/arm: Fix physical address resolution
-# for MTE"): every granule of a page reads and writes one tag, so even
-# unpatched 6.12 with KASAN_HW_TAGS oopses at its first slab allocation.
-# QEMU_MTE_OK=1 is for a QEMU before 8.0 that has the fix.
+# qemu_mte_broken: prints why no QEMU here can run a KASAN_HW_TAGS guest,
+# and succeeds, if none can; fetches one if need be (scripts/job/qemu-mte.sh:
+# QEMU_MTE, QEMU_MTE_OK, QEMU_MTE_FETCH).
 qemu_mte_broken() {
-	local v
-	[ "${QEMU_MTE_OK:-0}" != 1 ] || return 1
-	v=$(qemu-system-aarch64 --version 2>/dev/null |
-		sed -n '1s/^QEMU emulator version \([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\1.\2/p')
-	[ -n "$v" ] || return 1
-	[ "${v%%.*}" -lt 8 ] || return 1
-	echo "QEMU $v keeps one MTE tag per page, not per 16-byte granule (QEMU issue 1416, fixed in 8.0): no KASAN_HW_TAGS kernel boots under it, unpatched 6.12 included; put a QEMU of 8.0 or later first in PATH, or set QEMU_MTE_OK=1 for one with the fix"
+	local out
+	out=$("$TOP/scripts/job/qemu-mte.sh") && return 1
+	echo "$out"
 }
 
 # The build directory's name: page size, VA size unless the default, KASAN

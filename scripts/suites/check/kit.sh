@@ -73,18 +73,64 @@ refused() {	# VAR=VALUE PATTERN
 		make -s -C "$TOP" run "$1" OUT="$o"
 	[ ! -e "$o" ] || bad "kit: make run $1 did no work" "$(ls -A "$o")"
 }
-# KASAN=hw under a QEMU whose MTE tags are per page: refused before any
-# build, naming the QEMU issue; QEMU_MTE_OK=1 lets it through.
+# KASAN=hw under a QEMU whose MTE tags are per page: with no fetch allowed
+# and none fetched before (an empty cache), refused before any build,
+# naming the QEMU issue; QEMU_MTE_OK=1 lets it through.
 mkdir -p "$T/oldqemu"
 printf '#!/bin/sh\necho "QEMU emulator version 7.2.19 (Debian 1:7.2+dfsg-7+deb12u18)"\n' \
 	>"$T/oldqemu/qemu-system-aarch64"
 chmod +x "$T/oldqemu/qemu-system-aarch64"
 rm -rf "$T/out-mte"
 expect_fail "kit: make run KASAN=hw under QEMU 7.2 is refused up front" \
-	'QEMU 7.2 keeps one MTE tag per page.*issue 1416' \
-	env PATH="$T/oldqemu:$PATH" make -s -C "$TOP" run KASAN=hw OUT="$T/out-mte"
+	'QEMU 7.2 keeps one MTE tag per page.*issue 1416.*QEMU_MTE_FETCH' \
+	env PATH="$T/oldqemu:$PATH" QEMU_MTE_FETCH=0 XDG_CACHE_HOME="$T/xdg-none" \
+	make -s -C "$TOP" run KASAN=hw OUT="$T/out-mte"
 [ ! -e "$T/out-mte/trees" ] || bad "kit: make run KASAN=hw under QEMU 7.2 built nothing" \
 	"$(ls -A "$T/out-mte")"
+# The fetch from bookworm-backports, through a stand-in apt-get (the
+# system's for every other call): one that fails is reported with apt's
+# error, before any build; one that hands out a package of QEMU 10 gives
+# the guest that QEMU, kept in the kit's cache and not fetched again;
+# QEMU_MTE names a binary that must run.
+mkdir -p "$T/aptstub/bin" "$T/qemu10/DEBIAN" "$T/qemu10/usr/bin"
+printf 'Package: qemu-system-arm\nVersion: 1:10.0.2\nArchitecture: all\nMaintainer: kit <kit@invalid>\nDescription: stand-in\n' \
+	>"$T/qemu10/DEBIAN/control"
+printf '#!/bin/sh\necho "QEMU emulator version 10.0.2 (stand-in)"\n' \
+	>"$T/qemu10/usr/bin/qemu-system-aarch64"
+chmod +x "$T/qemu10/usr/bin/qemu-system-aarch64"
+dpkg-deb -b -Zgzip "$T/qemu10" "$T/qemu-system-arm_10.0.2_all.deb" >/dev/null
+{
+	echo '#!/bin/sh'
+	echo "echo \"\$*\" >>'$T/aptstub/calls'"
+	echo 'case " $* " in *Dir::Etc::SourceParts=*) ;; *) exec /usr/bin/apt-get "$@" ;; esac'
+	echo '[ -z "${APT_STUB_FAIL:-}" ] || { echo "E: Failed to fetch bookworm-backports InRelease"; exit 100; }'
+	echo "case \" \$* \" in *' download '*) cp '$T/qemu-system-arm_10.0.2_all.deb' . ;; esac"
+} >"$T/aptstub/bin/apt-get"
+chmod +x "$T/aptstub/bin/apt-get"
+stub_path=$T/aptstub/bin:$T/oldqemu:$PATH
+rm -rf "$T/out-mte" "$T/xdg"
+expect_fail "kit: make run KASAN=hw, no QEMU to fetch: refused up front with apt's error" \
+	'issue 1416.*could not be fetched from bookworm-backports: E: Failed to fetch' \
+	env PATH="$stub_path" APT_STUB_FAIL=1 XDG_CACHE_HOME="$T/xdg" \
+	make -s -C "$TOP" run KASAN=hw OUT="$T/out-mte"
+[ ! -e "$T/out-mte/trees" ] || bad "kit: make run KASAN=hw with no QEMU to fetch built nothing" \
+	"$(ls -A "$T/out-mte")"
+name="kit: KASAN=hw under QEMU 7.2 boots with QEMU 10 from bookworm-backports, fetched once"
+: >"$T/aptstub/calls"
+want=$T/xdg/linmap-kit/qemu-mte/root/usr/bin/qemu-system-aarch64
+got1=$(env PATH="$stub_path" XDG_CACHE_HOME="$T/xdg" "$TOP/scripts/job/qemu-mte.sh" 2>/dev/null) || true
+got2=$(env PATH="$stub_path" XDG_CACHE_HOME="$T/xdg" "$TOP/scripts/job/qemu-mte.sh" 2>/dev/null) || true
+if [ "$got1" = "$want" ] && [ "$got2" = "$want" ] &&
+   [ "$(grep -c ' download qemu-system-arm' "$T/aptstub/calls")" = 1 ] &&
+   grep -q 'Dir::Etc::SourceList=/dev/null' "$T/aptstub/calls" &&
+   env PATH="$stub_path" XDG_CACHE_HOME="$T/xdg" KASAN=hw OUT="$T/out-mte" \
+	"$TOP/scripts/job/boot.sh" --can-boot >"$T/out-mte.log" 2>&1; then
+	ok "$name"
+else
+	bad "$name" "got '$got1', then '$got2' (want $want); apt-get calls: $(cat "$T/aptstub/calls"); $(tail -3 "$T/out-mte.log" 2>/dev/null)"
+fi
+expect_fail "kit: QEMU_MTE naming no QEMU is refused" 'QEMU_MTE=/nonexistent does not run as a QEMU' \
+	env KASAN=hw QEMU_MTE=/nonexistent OUT="$T/out-mte" "$TOP/scripts/job/boot.sh" --can-boot
 if env PATH="$T/oldqemu:$PATH" QEMU_MTE_OK=1 KASAN=hw OUT="$T/out-mte" \
 	"$TOP/scripts/job/boot.sh" --can-boot >"$T/out-mte.log" 2>&1; then
 	ok "kit: QEMU_MTE_OK=1 lets KASAN=hw boot under QEMU 7.2"
