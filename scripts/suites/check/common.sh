@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # make check, what every group uses: the closing table, expected failures,
-# fake trees.
+# fake trees, the cut .cmd file of an interrupted build.
 # Sourced by scripts/suites/check.sh, not run alone.
 
 finish() {
@@ -89,4 +89,28 @@ fake_tree() {	# DIR VERSION PATCHLEVEL: a tiny git tree that looks like Linux
 	git -C "$1" init -q
 	git -C "$1" add -A
 	git -C "$1" -c user.name=t -c user.email=t@t commit -q -m base
+}
+
+# truncate_cmd BUILD: cut the newest .cmd file of a kernel object in BUILD
+# inside its first $(wildcard ...), as a make killed while fixdep writes
+# leaves it (the interrupt check of main-job.sh, and the kit's own case).
+truncate_cmd() {
+	local f= c n=
+	# The newest .cmd of a kernel object: a host program's (scripts/mod,
+	# kallsyms), which make may write last, has no $(wildcard ...).
+	while IFS= read -r c; do
+		if grep -q 'wildcard include/config/' "$c"; then
+			f=$c
+			break
+		fi
+	done < <(find "$1" -name '.*.o.cmd' -newer "$1/.config" -printf '%T@ %p\n' |
+		sort -rn | cut -d' ' -f2-)
+	[ -z "$f" ] || n=$(grep -b -m1 -o 'wildcard include/config/' "$f" | cut -d: -f1) || true
+	if [ -z "$f" ] || [ -z "$n" ]; then
+		bad "interrupt: a cut-off .cmd file after the kill in the build step" \
+			"no .cmd file with a \$(wildcard ...) in $1 to cut"
+		return 0
+	fi
+	truncate -s $((n + 12)) "$f"
+	echo "    cut $f after $((n + 12)) bytes" >&2
 }

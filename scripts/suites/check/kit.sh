@@ -64,6 +64,25 @@ if [[ $full == *"a write found the disk full (now "*" MiB free under $OUT; make 
 else
 	bad "kit: a FAIL from a full disk says so, and how much make check needs" "$full"
 fi
+# After the kill in the build step, the interrupt check cuts the newest
+# .cmd file of a kernel object: not a host program's written after it
+# (scripts/dtc, scripts/mod), which has no $(wildcard ...) to cut in.
+mkdir -p "$T/cmdcut/kernel" "$T/cmdcut/scripts/dtc"
+printf 'deps_kernel/fork.o := \\\n  $(wildcard include/config/SMP) \\\n  include/linux/kconfig.h\n' \
+	>"$T/cmdcut/kernel/.fork.o.cmd"
+printf 'deps_scripts/dtc/dtc.o := \\\n  scripts/dtc/dtc.h\n' >"$T/cmdcut/scripts/dtc/.dtc.o.cmd"
+touch -d '2026-01-01 00:00:00' "$T/cmdcut/.config"
+touch -d '2026-01-01 00:00:01' "$T/cmdcut/kernel/.fork.o.cmd"
+touch -d '2026-01-01 00:00:02' "$T/cmdcut/scripts/dtc/.dtc.o.cmd"
+cut_out=$( (RESULTS_LOG=; truncate_cmd "$T/cmdcut") 2>&1)
+if [ "$(cat "$T/cmdcut/kernel/.fork.o.cmd")" = 'deps_kernel/fork.o := \
+  $(wildcard inc' ] && [ "$(wc -l <"$T/cmdcut/scripts/dtc/.dtc.o.cmd")" = 2 ] &&
+   [[ $cut_out != *FAIL* ]]; then
+	ok "kit: the interrupt check cuts a kernel object's .cmd, not a newer host program's"
+else
+	bad "kit: the interrupt check cuts a kernel object's .cmd, not a newer host program's" \
+		"$cut_out; kernel/.fork.o.cmd: $(cat "$T/cmdcut/kernel/.fork.o.cmd")"
+fi
 # Bad values are refused by 'make run' before any work: nothing under
 # its OUT, and the error names the values allowed.
 refused() {	# VAR=VALUE PATTERN
@@ -80,13 +99,19 @@ mkdir -p "$T/oldqemu"
 printf '#!/bin/sh\necho "QEMU emulator version 7.2.19 (Debian 1:7.2+dfsg-7+deb12u18)"\n' \
 	>"$T/oldqemu/qemu-system-aarch64"
 chmod +x "$T/oldqemu/qemu-system-aarch64"
-rm -rf "$T/out-mte"
-expect_fail "kit: make run KASAN=hw under QEMU 7.2 is refused up front" \
-	'QEMU 7.2 keeps one MTE tag per page.*issue 1416.*QEMU_MTE_FETCH' \
-	env PATH="$T/oldqemu:$PATH" QEMU_MTE_FETCH=0 XDG_CACHE_HOME="$T/xdg-none" \
-	make -s -C "$TOP" run KASAN=hw OUT="$T/out-mte"
-[ ! -e "$T/out-mte/trees" ] || bad "kit: make run KASAN=hw under QEMU 7.2 built nothing" \
-	"$(ls -A "$T/out-mte")"
+# mte_refused WHAT PATTERN VAR=VALUE...: make run KASAN=hw in that
+# environment fails before any build, with PATTERN.
+mte_refused() {
+	local what=$1 pat=$2
+	shift 2
+	rm -rf "$T/out-mte"
+	expect_fail "kit: make run KASAN=hw $what: refused up front" "$pat" \
+		env "$@" make -s -C "$TOP" run KASAN=hw OUT="$T/out-mte"
+	[ ! -e "$T/out-mte/trees" ] || bad "kit: make run KASAN=hw $what: built nothing" \
+		"$(ls -A "$T/out-mte")"
+}
+mte_refused "under QEMU 7.2" 'QEMU 7.2 keeps one MTE tag per page.*issue 1416.*QEMU_MTE_FETCH' \
+	PATH="$T/oldqemu:$PATH" QEMU_MTE_FETCH=0 XDG_CACHE_HOME="$T/xdg-none"
 # The fetch from bookworm-backports, through a stand-in apt-get (the
 # system's for every other call): one that fails is reported with apt's
 # error, before any build; one that hands out a package of QEMU 10 gives
@@ -108,13 +133,10 @@ dpkg-deb -b -Zgzip "$T/qemu10" "$T/qemu-system-arm_10.0.2_all.deb" >/dev/null
 } >"$T/aptstub/bin/apt-get"
 chmod +x "$T/aptstub/bin/apt-get"
 stub_path=$T/aptstub/bin:$T/oldqemu:$PATH
-rm -rf "$T/out-mte" "$T/xdg"
-expect_fail "kit: make run KASAN=hw, no QEMU to fetch: refused up front with apt's error" \
+rm -rf "$T/xdg"
+mte_refused "with no QEMU to fetch (apt's error)" \
 	'issue 1416.*could not be fetched from bookworm-backports: E: Failed to fetch' \
-	env PATH="$stub_path" APT_STUB_FAIL=1 XDG_CACHE_HOME="$T/xdg" \
-	make -s -C "$TOP" run KASAN=hw OUT="$T/out-mte"
-[ ! -e "$T/out-mte/trees" ] || bad "kit: make run KASAN=hw with no QEMU to fetch built nothing" \
-	"$(ls -A "$T/out-mte")"
+	PATH="$stub_path" APT_STUB_FAIL=1 XDG_CACHE_HOME="$T/xdg"
 name="kit: KASAN=hw under QEMU 7.2 boots with QEMU 10 from bookworm-backports, fetched once"
 : >"$T/aptstub/calls"
 want=$T/xdg/linmap-kit/qemu-mte/root/usr/bin/qemu-system-aarch64

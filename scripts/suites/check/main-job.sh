@@ -8,20 +8,6 @@
 # stopped) in each long step, tree, apply, config, build and boot, one after
 # the other in a fresh OUT; each later run must get past where the one
 # before died, none may leave a process behind, and the last must pass.
-truncate_cmd() {
-	local f n=
-	f=$(find "$1" -name '.*.o.cmd' -newer "$1/.config" -printf '%T@ %p\n' |
-		sort -n | tail -1 | cut -d' ' -f2-)
-	[ -z "$f" ] || n=$(grep -b -m1 -o 'wildcard include/config/' "$f" | cut -d: -f1) || true
-	if [ -z "$f" ] || [ -z "$n" ]; then
-		bad "interrupt: a cut-off .cmd file after the kill in the build step" \
-			"no .cmd file with a \$(wildcard ...) in $1 to cut"
-		return 0
-	fi
-	truncate -s $((n + 12)) "$f"
-	echo "    cut $f after $((n + 12)) bytes" >&2
-}
-
 interrupt_check() {
 	local o=$CHECK/interrupt step n=0 pid t src b gitdir
 	src=$o/trees/$TREE/src b=$o/trees/$TREE/build-$(variant_of "${built[0]}" \
