@@ -297,7 +297,8 @@ export CCACHE_NOHASHDIR=1
 export CCACHE_COMPILERCHECK=content
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 # The kit's own cache outside the clone, shared by clones as ccache is:
-# the userspace images (ROOTFS_CACHE) and Debian's configuration packages.
+# the userspace images (ROOTFS_CACHE), Debian's configuration packages and
+# the QEMU for KASAN=hw guests (scripts/job/qemu-mte.sh).
 KIT_CACHE=${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/linmap-kit
 export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026'
 export KBUILD_BUILD_USER=kit KBUILD_BUILD_HOST=kit

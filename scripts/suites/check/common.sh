@@ -95,18 +95,15 @@ fake_tree() {	# DIR VERSION PATCHLEVEL: a tiny git tree that looks like Linux
 # inside its first $(wildcard ...), as a make killed while fixdep writes
 # leaves it (the interrupt check of main-job.sh, and the kit's own case).
 truncate_cmd() {
-	local f= c n=
-	# The newest .cmd of a kernel object: a host program's (scripts/mod,
-	# kallsyms), which make may write last, has no $(wildcard ...).
-	while IFS= read -r c; do
-		if grep -q 'wildcard include/config/' "$c"; then
-			f=$c
-			break
-		fi
+	local f= n=
+	# The newest .cmd of a kernel object: a host program's (scripts/dtc,
+	# scripts/mod), which make may write last, has no $(wildcard ...).
+	while IFS= read -r f; do
+		n=$(grep -b -m1 -o 'wildcard include/config/' "$f" | cut -d: -f1) || true
+		[ -z "$n" ] || break
 	done < <(find "$1" -name '.*.o.cmd' -newer "$1/.config" -printf '%T@ %p\n' |
 		sort -rn | cut -d' ' -f2-)
-	[ -z "$f" ] || n=$(grep -b -m1 -o 'wildcard include/config/' "$f" | cut -d: -f1) || true
-	if [ -z "$f" ] || [ -z "$n" ]; then
+	if [ -z "$n" ]; then
 		bad "interrupt: a cut-off .cmd file after the kill in the build step" \
 			"no .cmd file with a \$(wildcard ...) in $1 to cut"
 		return 0
