@@ -12,6 +12,8 @@
 #include <linux/mutex.h>
 #include <linux/seq_file.h>
 
+#include <asm/memory.h>
+
 #include "linmap_uapi.h"
 
 struct trans_pgd_info;
@@ -22,6 +24,18 @@ struct pt_regs;
 extern const char *const lm_kind_name[LM_NR_KINDS];
 extern const unsigned long lm_kind_size[LM_NR_KINDS];
 extern const char *const lm_scope_name[LM_NR_SCOPES];
+
+/*
+ * Where the linear map starts for the VA size the kernel runs with.
+ * PAGE_OFFSET is that of the configured size: a 52-bit kernel on a CPU
+ * without LPA2 (4K, 16K) or LVA (64K) runs with 48 or 47 bits and folds
+ * its top level at run time, and a walk from PAGE_OFFSET would wrap over
+ * the whole TTBR1 table, kernel image and vmalloc included.
+ */
+static inline unsigned long lm_linear_start(void)
+{
+	return _PAGE_OFFSET(vabits_actual);
+}
 
 /* The name of a kind, or "none" for a negative (unmapped) one. */
 static inline const char *lm_kind_str(int kind)
@@ -106,6 +120,7 @@ struct lm_syms {
 	struct mm_struct *init_mm;
 	bool *rodata_full;
 	bool *rodata_enabled;
+	int *panic_on_warn;
 	/* The boot parameter that keeps the linear map in PTEs (static). */
 	bool *linear_map_ptes;
 	bool *kfence_early_init;

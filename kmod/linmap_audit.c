@@ -278,7 +278,7 @@ int lm_audit_tables(struct lm_audit *a)
 	kfree(c);
 	if (ret)
 		return ret;
-	lm_walk(&w, PAGE_OFFSET, PAGE_END);
+	lm_walk(&w, lm_linear_start(), PAGE_END);
 	audit_tables(a, false);
 	return 0;
 }
@@ -335,7 +335,7 @@ int lm_audit_run(struct lm_audit *a)
 	 */
 	if (lm_sym.hold_folds)
 		lm_sym.hold_folds();
-	lm_walk(&w, PAGE_OFFSET, PAGE_END);
+	lm_walk(&w, lm_linear_start(), PAGE_END);
 	audit_tables(a, true);
 	/* The counting walk, run again, must agree. */
 	lm_count(c);

@@ -50,6 +50,7 @@ static const struct {
 	LM_SYM(can_set_direct_map, "can_set_direct_map", true),
 	LM_SYM(init_mm, "init_mm", true),
 	LM_SYM(rodata_full, "rodata_full", true),
+	LM_SYM(panic_on_warn, "panic_on_warn", true),
 	LM_SYM(stext, "_text", true),
 	LM_SYM(text_start, "_stext", true),
 	LM_SYM(walk_system_ram_range, "walk_system_ram_range", true),

@@ -10,6 +10,8 @@
  * must stay valid and writable in an unsplit block. The kernel log marks
  * where the warning is expected, at the warning's own level, so that the
  * kit's log scan lets exactly that one through (scripts/lib/scan-log.sh).
+ * With panic_on_warn set that warning would panic the machine: the case is
+ * skipped, saying so.
  *
  *   echo run > direct_map_irqs_off; cat direct_map_irqs_off
  */
@@ -41,6 +43,10 @@ static int dmirq_run(void *v)
 	struct page *page;
 	u64 val;
 
+	if (READ_ONCE(*lm_sym.panic_on_warn)) {
+		r->skip = "the refusal warns, and panic_on_warn is set";
+		return 0;
+	}
 	page = lm_alloc_block(order, &r->kind_before, &r->skip);
 	if (!page)
 		return 0;

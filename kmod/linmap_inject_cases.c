@@ -133,7 +133,7 @@ static unsigned long inj_largest_leaf(int *kind)
 	int k;
 
 	*kind = LM_NR_KINDS;
-	for (addr = PAGE_OFFSET; addr < (unsigned long)high_memory &&
+	for (addr = lm_linear_start(); addr < (unsigned long)high_memory &&
 	     *kind > LM_PUD; addr += PMD_SIZE) {
 		k = lm_lookup(addr, &val);
 		if (k >= 0 && k < *kind && (val & PTE_VALID)) {

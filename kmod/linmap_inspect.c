@@ -55,9 +55,11 @@ static int state_show(struct seq_file *m, void *v)
 	seq_printf(m, "can_set_direct_map=%d\n", lm_sym.can_set_direct_map());
 	seq_printf(m, "linear_blocks=%d\n", lm_linear_blocks());
 	seq_printf(m, "pte_layout=%d\n", lm_pte_layout());
+	/* Folding back into blocks: 1 or 0, -1 for a kernel without it. */
+	seq_printf(m, "collapse=%d\n", lm_has_collapse() ? lm_collapse_on() : -1);
 	lm_kimage_alias(&s, &e);
 	seq_printf(m, "kimage_alias=0x%lx-0x%lx\n", s, e);
-	seq_printf(m, "linear=0x%lx-0x%lx\n", (unsigned long)PAGE_OFFSET,
+	seq_printf(m, "linear=0x%lx-0x%lx\n", lm_linear_start(),
 		   (unsigned long)PAGE_END);
 	seq_printf(m, "cont_ptes=%lu\ncont_pmds=%lu\n", (unsigned long)CONT_PTES,
 		   (unsigned long)CONT_PMDS);
@@ -91,7 +93,7 @@ static long leaf_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -EFAULT;
 	/* A linear address may carry a KASAN tag, as page_address() does. */
 	q.addr = (u64)kasan_reset_tag((void *)(unsigned long)q.addr);
-	if (q.addr < PAGE_OFFSET || q.addr >= PAGE_END)
+	if (q.addr < lm_linear_start() || q.addr >= PAGE_END)
 		return -EINVAL;
 	kind = lm_lookup(q.addr, &val);
 	q.kind = kind < 0 ? -1 : kind;

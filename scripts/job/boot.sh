@@ -9,6 +9,9 @@
 #   STRESS=...            stress parameters, e.g. "pages=0 rounds=2 threads=4"
 #   BBML2=...             CPUs that claim BBML2_NOABORT (bbml2_test=), when
 #                         the kernel has the test-only patch
+#   COLLAPSE=on|off|default  linear_map_collapse= for a kernel that has it
+#                         (default on); default leaves it out: the kernel's
+#                         own choice, off unless configured otherwise
 #   QEMU_CPU=...          the CPU model (default max,pauth-impdef=on)
 #   IOMMU=smmuv3          add QEMU's SMMUv3 (-machine virt,iommu=smmuv3)
 #   EL2=on                the guest gets EL2 (-machine virt,virtualization=on):
@@ -80,6 +83,12 @@ append="console=ttyAMA0 panic=-1 oops=panic linmap.job=$JOB"
 if [ -n "${BBML2:-}" ] && [ "$BBML2" != off ] && [[ "$append" != *bbml2_test=* ]] &&
    has_bbml2_test; then
 	append+=" bbml2_test=$BBML2"
+fi
+# Folding back into blocks is off in the kernel unless configured; the kit
+# asks for it, so that its guests test it, unless told otherwise.
+if [ "${COLLAPSE:-on}" != default ] && [[ "$append" != *linear_map_collapse=* ]] &&
+   has_collapse; then
+	append+=" linear_map_collapse=${COLLAPSE:-on}"
 fi
 
 machine=virt,gic-version=3,memory-backend=ram

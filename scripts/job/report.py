@@ -48,8 +48,13 @@ def check(jpath, nrounds):
         c = r["counts"].get(point, {})
         if sum(c.get(k, 0) for k in KINDS) <= 0 or not c.get("table_pages"):
             wrong.append("%s: no leaves or table pages" % point)
-        elif c.get("table_bytes") != c["table_pages"] * r["state"].get("page_size", 0):
-            wrong.append("%s: table_bytes is not table_pages x page size" % point)
+        else:
+            # PTEs and contiguous PTEs live in tables of page_size / 8.
+            ptes = c.get("pte", 0) + c.get("cont_pte", 0)
+            per = max(r["state"].get("page_size", 0) // 8, 1)
+            if c["table_pages"] < -(-ptes // per):
+                wrong.append("%s: %d table pages cannot hold %d PTEs"
+                             % (point, c["table_pages"], ptes))
     if len(r["rounds_ns"]) != nrounds or not all(x["ro"] for x in r["rounds_ns"]):
         wrong.append("%d timed rounds, wanted %d" % (len(r["rounds_ns"]), nrounds))
     if r["stress"].get("errors") != 0:

@@ -158,6 +158,10 @@ case ${BBML2:-} in
 	done
 	;;
 esac
+case ${COLLAPSE:-on} in
+on|off|default) ;;
+*) refuse COLLAPSE "on, off or default (the kernel's own default, off unless CONFIG_ARM64_LINEAR_MAP_COLLAPSE)" ;;
+esac
 # STRESS: the module's stress parameters, separated by spaces or commas.
 for _r in ${STRESS:+${STRESS//,/ }}; do
 	case $_r in
@@ -418,6 +422,11 @@ GIT_ID=(-c user.name="linmap kit" -c user.email=kit@localhost)
 # Does the source tree have the test-only bbml2_test= parameter?
 has_bbml2_test() {
 	grep -q bbml2_test "$SRC/arch/arm64/kernel/cpufeature.c" 2>/dev/null
+}
+
+# Does the tree's kernel fold split linear-map leaves back (heal series)?
+has_collapse() {
+	grep -q linear_map_collapse "$SRC/arch/arm64/mm/mmu.c" 2>/dev/null
 }
 
 # The test scripts' results: one PASS/FAIL/SKIP line each (a FAIL with its

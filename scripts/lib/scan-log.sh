@@ -8,7 +8,10 @@ pat='WARNING:|BUG:|kernel BUG at|Oops|Internal error:|Kernel panic|Unable to han
 pat+='possible circular locking|possible recursive locking|inconsistent lock state|'
 pat+='INFO: lockdep|lockdep is turned off|suspicious RCU usage|'
 pat+='sleeping function called from invalid context|scheduling while atomic|'
-pat+='cut here|Call trace:'
+pat+='cut here|Call trace:|'
+# The kernel's own rodata test and W^X scan (CONFIG_DEBUG_RODATA_TEST,
+# CONFIG_DEBUG_WX) report a failure without a splat.
+pat+='rodata_test: (test|start|end) |Checked W[+]X mappings: FAILED'
 # The kdump guests panic on purpose: from init's "exiting init to panic"
 # to the crash kernel's first line, the panic and its stack are expected,
 # if a crash kernel does boot after them.

@@ -321,6 +321,44 @@ check_kexec() {	# GEOMETRY MODE kexec|kdump
 	fi
 }
 
+# The kernel's own checks of rodata=full (scripts/configs/debug.config) ran
+# and passed: a write to .rodata faulted, and no mapping is W+X.
+check_rodata() {	# GEOMETRY MODE
+	local name="$1-$2: rodata read-only and no W+X mapping (rodata_test, W^X scan)"
+	local log=$CHECK/$1-$2.log fail
+	fail=$(grep -aE 'rodata_test: (test|start|end) |Checked W\+X mappings: FAILED' "$log" | head -4)
+	if [ -n "$fail" ]; then
+		bad "$name" "$fail"
+	elif grep -aq 'rodata_test: all tests were successful' "$log" &&
+	     grep -aq 'Checked W+X mappings: passed' "$log"; then
+		ok "$name"
+	else
+		bad "$name" "$log has neither a failure nor both 'rodata_test: all tests were successful' and 'Checked W+X mappings: passed'"
+	fi
+}
+
+# Collapse as the mode states it (on or off), from the state the module
+# reported in the guest (collapse=1 or 0).
+check_collapse() {	# GEOMETRY MODE on|off
+	local name="$1-$2: collapse is $3" v
+	v=$(linmap_data section "$CHECK/$1-$2.data" state 2>/dev/null | sed -n 's/^collapse=//p' | head -n 1)
+	case "$3:$v" in
+	on:1|off:0) ok "$name" ;;
+	*) bad "$name" "the module's state has collapse=${v:-nothing} in $CHECK/$1-$2.data" ;;
+	esac
+}
+
+# The mode's CPUs made the kernel repaint the linear map with PTEs.
+check_repaint() {	# GEOMETRY MODE
+	local name="$1-$2: the linear map was repainted with PTEs" line
+	line=$(grep -ao 'linear map repainted with PTEs: .*' "$CHECK/$1-$2.log" | head -1)
+	if [ -n "$line" ]; then
+		ok "$name (${line#*: })"
+	else
+		bad "$name" "no 'linear map repainted with PTEs' in $CHECK/$1-$2.log"
+	fi
+}
+
 # host_checks GEOMETRY MODE CHECKS: the modes.tsv checks after a guest.
 host_checks() {
 	local ps=$1 mode=$2 c
@@ -333,6 +371,9 @@ host_checks() {
 		own-bbm) check_own_bbm "$ps" "$mode" ;;
 		kexec|kdump) check_kexec "$ps" "$mode" "$c" ;;
 		pte-layout) check_pte_layout "$ps" "$mode" ;;
+		rodata) check_rodata "$ps" "$mode" ;;
+		repaint) check_repaint "$ps" "$mode" ;;
+		collapse=on|collapse=off) check_collapse "$ps" "$mode" "${c#*=}" ;;
 		hwbench=*) check_hwbench "$ps" "$mode" "${c#*=}" ;;
 		deb=*) check_deb "$ps" "$mode" "${c#*=}" ;;
 		same-layout=*)

@@ -103,4 +103,38 @@ TEST_F_TIMEOUT(linmap, hotplug_policy, 600)
 	       start, size, blocks, pages, lm_num(_metadata, o, "tables_added"));
 }
 
+/*
+ * A split whose range ends where a memory block being hot-removed begins:
+ * the split must read none of that block's tables, which the removal frees
+ * meanwhile (a fault under debug_pagealloc, where a freed page is unmapped).
+ */
+TEST_F_TIMEOUT(linmap, hotplug_split_end, 600)
+{
+	static const char * const zero[] = {
+		"add_ret", "split_ret", "remove_ret", "split_errors",
+		"churn.add_ret", "churn.remove_ret", "churn.split_ret",
+	};
+	unsigned long long start, size;
+	char skip[160], cmd[96];
+	struct lm_out *o;
+	int ret;
+
+	if (!lm_env_range("LINMAP_HOTPLUG", &start, &size))
+		SKIP(return, "set LINMAP_HOTPLUG=START,SIZE to a range of RAM left out by mem=");
+	snprintf(cmd, sizeof(cmd), "range=%#llx,%#llx rounds=16", start, size);
+	ret = lm_write("hotplug_split_end", cmd);
+	if (ret == -EOPNOTSUPP)
+		SKIP(return, "the kernel has no memory hotplug or no split entry point");
+	ASSERT_EQ(0, ret) TH_LOG("hotplug_split_end '%s': %s", cmd, strerror(-ret));
+	o = lm_get(_metadata, &self->lm, "hotplug_split_end");
+	if (lm_skipped(_metadata, o, skip, sizeof(skip)))
+		SKIP(return, "%s", skip);
+	lm_expect_zero(_metadata, o, "", zero, ARRAY_SIZE(zero));
+	EXPECT_EQ(16, lm_num(_metadata, o, "churned"));
+	TH_LOG("%llu splits at the end of %#llx+%#llx's first block while its second was removed and added back %llu times%s",
+	       lm_num(_metadata, o, "splits"), start, size,
+	       lm_num(_metadata, o, "churned"),
+	       lm_num(_metadata, o, "slowed") ? ", each split held between a PMD entry and its table" : "");
+}
+
 TEST_HARNESS_MAIN

@@ -112,6 +112,123 @@ TEST_F_TIMEOUT(linmap, linear_blocks, LM_TIMEOUT)
 		  st->linear_blocks);
 }
 
+/* How many CPUs were brought up at boot: the present ones, up to maxcpus=. */
+static int boot_cpus(void)
+{
+	char *present = lm_read_path("/sys/devices/system/cpu/present");
+	char val[32], *p = present;
+	long n = 0, a, b;
+
+	while (p && *p && *p != '\n') {
+		a = b = strtol(p, &p, 10);
+		if (*p == '-')
+			b = strtol(p + 1, &p, 10);
+		n += b - a + 1;
+		if (*p == ',')
+			p++;
+	}
+	free(present);
+	if (lm_cmdline("maxcpus", val, sizeof(val)) && strtol(val, NULL, 0) < n)
+		n = strtol(val, NULL, 0);
+	return n;
+}
+
+/* Does the CPU list @list ("0-2,4") hold CPUs 0 to @n - 1? */
+static bool list_holds(const char *list, int n)
+{
+	bool in[64] = { false };
+	const char *p = list;
+	long a, b, i;
+
+	while (*p) {
+		a = b = strtol(p, (char **)&p, 10);
+		if (*p == '-')
+			b = strtol(p + 1, (char **)&p, 10);
+		for (i = a; i <= b && i < 64; i++)
+			in[i] = true;
+		if (*p != ',')
+			break;
+		p++;
+	}
+	for (i = 0; i < n && i < 64; i++)
+		if (!in[i])
+			return false;
+	return n > 0;
+}
+
+/*
+ * Must the kernel claim BBML2_NOABORT? 1 or 0 from the command line: the
+ * kit's statement (linmap.claims=bbml2 or nobbml2), the test-only
+ * bbml2_test= (which CPUs claim it) and bbml2_test_bbm= (the BBM level
+ * they read: 3 is enough); a CPU model with implementer 0 (QEMU's "max")
+ * is on no allowlist. -1 where the MIDR decides: @why says so.
+ */
+static int expected_bbml2(const struct lm_state *st, char *why, size_t size)
+{
+	char val[64], *at;
+
+	if (lm_cmdline("linmap.claims", val, sizeof(val))) {
+		if (strstr(val, "nobbml2"))
+			return 0;
+		if (strstr(val, "bbml2"))
+			return 1;
+	}
+	if (lm_cmdline("bbml2_test", val, sizeof(val))) {
+		if (!strcmp(val, "all"))
+			return 1;
+		if (!strcmp(val, "none") || !strcmp(val, "boot") ||
+		    !strcmp(val, "secondary"))
+			return 0;
+		return list_holds(val, boot_cpus());
+	}
+	if (lm_cmdline("bbml2_test_bbm", val, sizeof(val))) {
+		at = strchr(val, '@');
+		if (at)
+			*at++ = '\0';
+		if (strtol(val, NULL, 0) >= 3 && (!at || list_holds(at, boot_cpus())))
+			return 1;
+	}
+	if (!((st->midr >> 24) & 0xff))
+		return 0;
+	snprintf(why, size, "MIDR %#llx: the kernel's allowlist or the CPU's BBM level decides, and nothing on the command line states the claim (linmap.claims=)",
+		 st->midr);
+	return -1;
+}
+
+/*
+ * What the kernel must claim, from the command line rather than from what
+ * the kernel says of itself: a mode meant to claim BBML2_NOABORT that stops
+ * claiming it must fail here, not turn the block tests into SKIPs. Then
+ * the layout policy that follows, and collapse where linear_map_collapse=
+ * states it.
+ */
+TEST_F_TIMEOUT(linmap, claims, LM_TIMEOUT)
+{
+	const struct lm_state *st = &self->lm.st;
+	bool ptes = lm_cmdline_flag("linear_map_ptes");
+	bool blocks, on;
+	char why[200], val[16];
+	int bbml2;
+
+	if (st->bbml2 < 0)
+		SKIP(return, "the kernel has no BBML2_NOABORT capability");
+	bbml2 = expected_bbml2(st, why, sizeof(why));
+	if (bbml2 < 0)
+		SKIP(return, "%s", why);
+	EXPECT_EQ(bbml2, st->bbml2)
+		TH_LOG("the command line says the kernel must %sclaim BBML2_NOABORT",
+		       bbml2 ? "" : "not ");
+	/* Blocks under rodata=full only with BBML2_NOABORT on every CPU. */
+	blocks = bbml2 && !st->debug_pagealloc && !ptes;
+	if (st->rodata_full)
+		EXPECT_EQ(blocks, st->linear_blocks);
+	if (st->collapse < 0 || !lm_cmdline("linear_map_collapse", val, sizeof(val)))
+		return;
+	on = strchr("1yYtT", val[0]) || !strcasecmp(val, "on");
+	EXPECT_EQ(on && blocks && st->can_set_direct_map, st->collapse)
+		TH_LOG("linear_map_collapse=%s", val);
+}
+
 TEST_F_TIMEOUT(linmap, counts_consistent, LM_TIMEOUT)
 {
 	const struct lm_state *st = &self->lm.st;

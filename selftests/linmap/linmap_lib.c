@@ -262,6 +262,15 @@ void lm_str(struct __test_metadata *_metadata, struct lm_out *o,
  * module's reason in @skip, where the module could not run it; otherwise
  * the write must have succeeded.
  */
+bool lm_skipped(struct __test_metadata *_metadata, struct lm_out *o,
+		char *skip, size_t size)
+{
+	if (!lm_kv(o->text, "skip"))
+		return false;
+	lm_str(_metadata, o, "skip", skip, size);
+	return true;
+}
+
 struct lm_out *lm_run(struct __test_metadata *_metadata,
 		      struct lm_ctx *lm, const char *file,
 		      const char *cmd, char *skip, size_t size)
@@ -269,10 +278,8 @@ struct lm_out *lm_run(struct __test_metadata *_metadata,
 	int ret = lm_write(file, cmd);
 	struct lm_out *o = lm_get(_metadata, lm, file);
 
-	if (lm_kv(o->text, "skip")) {
-		lm_str(_metadata, o, "skip", skip, size);
+	if (lm_skipped(_metadata, o, skip, size))
 		return NULL;
-	}
 	LM_EXPECT(_metadata, !ret, "%s: '%s': %s", file, cmd, strerror(-ret));
 	return o;
 }
@@ -330,6 +337,11 @@ void lm_parse_state(struct __test_metadata *_metadata,
 	st->pte_layout = -1;
 	if (!lm_kv_num(o->text, "pte_layout", &v))
 		st->pte_layout = (int)v;
+	st->collapse = -1;
+	if (!lm_kv_num(o->text, "collapse", &v))
+		st->collapse = (int)v;
+	st->midr = 0;
+	lm_kv_num(o->text, "midr", &st->midr);
 	lm_range(_metadata, o, "kfence_pool", &st->kfence_pool, true);
 	lm_range(_metadata, o, "kimage_alias", &st->kimage, false);
 	lm_range(_metadata, o, "linear", &st->linear, false);

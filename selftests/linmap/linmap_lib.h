@@ -78,6 +78,8 @@ struct lm_state {
 	int kfence;
 	int bbml2;			/* 1, 0, or -1 for unknown */
 	int pte_layout;			/* linear_map_ptes: 1, 0, -1 for none */
+	int collapse;			/* folding back: 1, 0, -1 for none */
+	unsigned long long midr;	/* of the CPU the module read it on */
 	struct lm_range kfence_pool;
 	struct lm_range kimage;
 	struct lm_range linear;
@@ -161,6 +163,9 @@ bool lm_bool(struct __test_metadata *_metadata, struct lm_out *o,
 	     const char *key);
 void lm_str(struct __test_metadata *_metadata, struct lm_out *o,
 	    const char *key, char *buf, size_t size);
+/* Did the command report a skip? Its reason into @skip. */
+bool lm_skipped(struct __test_metadata *_metadata, struct lm_out *o,
+		char *skip, size_t size);
 struct lm_out *lm_run(struct __test_metadata *_metadata,
 		      struct lm_ctx *lm, const char *file,
 		      const char *cmd, char *skip, size_t size);

@@ -22,6 +22,20 @@ else
 		"see $CHECK/drill-nomod.log"
 fi
 
+# A mode whose claim is broken on purpose: its command line states that the
+# kernel claims BBML2_NOABORT (linmap.claims=bbml2) while no CPU has it
+# (bbml2_test=none). The guest's claims test must fail, not skip.
+JOB=check NAME=drill-claims LOGDIR=$CHECK PAGE_SIZE="${built[0]}" BBML2=none \
+	CMDLINE="linmap.claims=bbml2 linmap.only=state_sane,claims" \
+	"$TOP/scripts/job/boot.sh" >/dev/null 2>&1 || true
+if [ -f "$CHECK/drill-claims.data" ] &&
+   linmap_data tap "$CHECK/drill-claims.data" --nested | grep -q '^fail	[0-9]* .*claims'; then
+	ok "drill: a kernel that does not claim what its mode states fails the claims test"
+else
+	bad "drill: a kernel that does not claim what its mode states fails the claims test" \
+		"see $CHECK/drill-claims.log"
+fi
+
 JOB=workload NAME=drill-nodisk LOGDIR=$CHECK PAGE_SIZE="${built[0]}" \
 	CMDLINE="linmap.workloads=memcached" "$TOP/scripts/job/boot.sh" >/dev/null 2>&1 || true
 if [ -f "$CHECK/drill-nodisk.data" ] &&

@@ -210,7 +210,7 @@ hibernate_guest() {	# PAGE_SIZE MODE CMDLINE BOOT-SETTINGS...
 
 # guest PAGE_SIZE MODE CMDLINE [STRESS] [SMP]: boot in a mode, run the
 # selftests there. CMDLINE's qemu:VAR=VALUE words are boot.sh settings
-# (QEMU_CPU, IOMMU, BBML2, EL2, JOB; ROOTFS=debian for the Debian userspace,
+# (QEMU_CPU, IOMMU, BBML2, EL2, COLLAPSE, JOB; ROOTFS=debian for the Debian userspace,
 # DISK2=kexec for the kernel to kexec, SWAP=new for a hibernation guest's
 # new swap disk), not kernel arguments.
 guest() {
@@ -219,7 +219,7 @@ guest() {
 	for w in $3; do
 		case $w in
 		qemu:JOB=*) job=${w#qemu:JOB=}; qemu+=("${w#qemu:}") ;;
-		qemu:QEMU_CPU=*|qemu:IOMMU=*|qemu:BBML2=*|qemu:EL2=*) qemu+=("${w#qemu:}") ;;
+		qemu:QEMU_CPU=*|qemu:IOMMU=*|qemu:BBML2=*|qemu:EL2=*|qemu:COLLAPSE=*) qemu+=("${w#qemu:}") ;;
 		qemu:ROOTFS=debian)
 			if ! rootfs_image; then
 				bad "$mode: guest booted (no Debian userspace, see above)"

@@ -195,7 +195,7 @@ else
 fi
 # Each test's teardown audits the whole map, which the harness's 30 s
 # default does not cover on a base kernel under TCG: every test names a limit.
-if out=$(grep -n '^TEST_F(' "$TOP"/selftests/linmap/*.c); then
+if out=$(grep -nE '^TEST(_F)?(_SIGNAL)?\(' "$TOP"/selftests/linmap/*.c); then
 	bad "kit: every linmap selftest names its own time limit" "$out"
 else
 	ok "kit: every linmap selftest names its own time limit"
