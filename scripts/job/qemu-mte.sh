@@ -58,40 +58,27 @@ if [ "${QEMU_MTE_FETCH:-1}" = 0 ]; then
 	exit 1
 fi
 
-# The fetch: a private apt state under the cache, the backports suite only.
+# The fetch: a private apt state (scripts/lib/debian.sh), the backports
+# suite only.
 msg "$why; fetching qemu-system-arm from Debian's bookworm-backports into $dir" >&2
+. "$TOP/scripts/lib/debian.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/qemu-mte.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/parts" "$tmp/lists/partial" "$tmp/cache/archives/partial" "$tmp/deb"
-cat >"$tmp/parts/backports.sources" <<EOF
-Types: deb
-URIs: ${QEMU_MTE_MIRROR:-http://deb.debian.org/debian}
-Suites: bookworm-backports
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
-apt=(apt-get -q -o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$tmp/parts"
-     -o "Dir::State::Lists=$tmp/lists" -o "Dir::Cache=$tmp/cache"
-     -o APT::Sandbox::User=root)
-if ! "${apt[@]}" update >"$tmp/apt.log" 2>&1 ||
-   ! (cd "$tmp/deb" && "${apt[@]}" download qemu-system-arm >>"$tmp/apt.log" 2>&1); then
-	echo "$why; and qemu-system-arm could not be fetched from bookworm-backports: $(grep -E '^(E|W|Err):' "$tmp/apt.log" | head -3 | tr '\n' ' ')"
+if ! err=$(DEBIAN_MIRROR=${QEMU_MTE_MIRROR:-${DEBIAN_MIRROR:-}} \
+	debian_fetch bookworm-backports "" "$tmp/root" qemu-system-arm); then
+	echo "$why; and qemu-system-arm could not be fetched from bookworm-backports: $err"
 	exit 1
 fi
-deb=$(ls "$tmp"/deb/qemu-system-arm_*.deb 2>/dev/null | head -1)
-if [ -z "$deb" ] || ! dpkg-deb -x "$deb" "$tmp/root" 2>>"$tmp/apt.log"; then
-	echo "$why; and the package fetched from bookworm-backports did not unpack: $(tail -2 "$tmp/apt.log" | tr '\n' ' ')"
-	exit 1
-fi
+deb=$(cat "$tmp/root.packages")
 got=$(qemu_version "$tmp/root/usr/bin/qemu-system-aarch64")
 if ! has_fix "$got"; then
 	missing=$(ldd "$tmp/root/usr/bin/qemu-system-aarch64" 2>/dev/null | awk '/not found/ { print $1 }' | tr '\n' ' ')
-	echo "$why; and the QEMU fetched from bookworm-backports ($(basename "$deb")) does not run here${missing:+: libraries missing: $missing(install the Debian packages that hold them)}"
+	echo "$why; and the QEMU fetched from bookworm-backports ($deb) does not run here${missing:+: libraries missing: $missing(install the Debian packages that hold them)}"
 	exit 1
 fi
 rm -rf "$dir"
 mkdir -p "$dir"
 mv "$tmp/root" "$dir/root"
-basename "$deb" >"$dir/package"
+echo "$deb" >"$dir/package"
 msg "QEMU $got for KASAN_HW_TAGS guests: $bin" >&2
 echo "$bin"

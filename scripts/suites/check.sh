@@ -7,6 +7,8 @@
 #   guests.sh    one guest per mode of scripts/modes/modes.tsv, judged by
 #                the expectations beside it (scripts/modes/expect.sh);
 #   trees.sh     the core series alone, and the unpatched base;
+#   upstream.sh  upstream's own implementation (Debian's prebuilt kernel)
+#                as a peer: its claim by MIDR, its saving beside the series';
 #   board.sh     the install-tests tarball run as on a board;
 #   drills.sh    a hung guest, a panicking guest, a module that fails to
 #                load must all be reported as failures;
@@ -46,7 +48,7 @@ if [ "$CHECK_PART" = all ]; then
 fi
 
 G=$TOP/scripts/suites/check
-GROUPS_ALL="kit build guests trees board drills main-job bench tlb"
+GROUPS_ALL="kit build guests trees upstream board drills main-job bench tlb"
 # CHECK_GROUPS: only these groups (build runs too where a later one needs
 # its kernels). A group not run is not counted.
 CHECK_GROUPS=${CHECK_GROUPS:-$GROUPS_ALL}
@@ -62,7 +64,7 @@ want() { [[ " $CHECK_GROUPS " == *" $1 "* ]]; }
 ! want guests || . "$G/guests.sh"
 # soak, check-geometries and a nested tree's run stop after their guests.
 [ "$CHECK_JOB" = check ] && [ "$CHECK_PART" = all ] || finish
-for group in trees board drills main-job bench tlb; do
+for group in trees upstream board drills main-job bench tlb; do
 	! want "$group" || . "$G/$group.sh"
 done
 finish
