@@ -81,10 +81,12 @@ TEST_F_TIMEOUT(linmap, state_sane, LM_TIMEOUT)
 		if (!off && !st->debug_pagealloc)
 			TH_LOG("debug_pagealloc=%s but not enabled: not built in?", val);
 	}
+	/* An early pool that failed leaves KFENCE's own, set up late. */
 	if (st->kfence != LM_KFENCE_NONE &&
 	    lm_cmdline("kfence.sample_interval", val, sizeof(val))) {
-		EXPECT_EQ(strtoul(val, NULL, 0) ? LM_KFENCE_EARLY : LM_KFENCE_LATE,
-			  st->kfence)
+		EXPECT_EQ(strtoul(val, NULL, 0) &&
+			  !lm_cmdline_flag("kfence_test_no_early_pool") ?
+			  LM_KFENCE_EARLY : LM_KFENCE_LATE, st->kfence)
 			TH_LOG("kfence.sample_interval=%s", val);
 	}
 }
@@ -338,6 +340,35 @@ TEST_F_TIMEOUT(linmap, boot_layout, LM_TIMEOUT)
 		EXPECT_LT(0, kfence_bytes);
 		EXPECT_LE(kfence_bytes, st->kfence_pool.end - st->kfence_pool.start);
 	}
+}
+
+/*
+ * A KFENCE pool is mapped with plain PTEs, however it was set up: KFENCE
+ * protects its pages one at a time from atomic context, where no block can
+ * be split. The early pool (map_mem()), a late one (after boot), and
+ * KFENCE's own memblock pool when the early one could not be had (set up
+ * before SMP; the test-only kfence_test_no_early_pool makes that happen).
+ */
+TEST_F_TIMEOUT(linmap, kfence_pool_ptes, LM_TIMEOUT)
+{
+	const struct lm_state *st = &self->lm.st;
+	unsigned long long pages;
+	struct lm_counts c;
+	int k;
+
+	if (st->kfence_pool.none)
+		SKIP(return, "no KFENCE pool (KFENCE not built, or not started)");
+	pages = (st->kfence_pool.end - st->kfence_pool.start) / st->page_size;
+	lm_get_counts(_metadata, &self->lm, st, &c);
+	for (k = 0; k < LM_NR_KINDS; k++) {
+		if (k == LM_PTE)
+			continue;
+		EXPECT_EQ(0, c.n[LM_KFENCE][k])
+			TH_LOG("the KFENCE pool (%s) is mapped with %llu %s entries",
+			       lm_kfence_name[st->kfence], c.n[LM_KFENCE][k],
+			       lm_kind_name[k]);
+	}
+	EXPECT_EQ(pages, c.n[LM_KFENCE][LM_PTE]);
 }
 
 TEST_F_TIMEOUT(linmap, leaf_lookup, LM_TIMEOUT)

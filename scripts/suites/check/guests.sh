@@ -37,6 +37,8 @@ count_ktap() {
 	done < <(linmap_data ktap "$data")
 	[ $seen = 1 ] || bad "$mode: KUnit suites produced no results" \
 		"$(linmap_data section "$data" ktap || grep kunit "$data")"
+	! grep -qx 'kunit=failed' "$data" ||
+		bad "$mode: every KUnit module loaded" "$(grep '^kunit' "$data")"
 }
 
 boot_guest() {
