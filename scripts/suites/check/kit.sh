@@ -124,12 +124,19 @@ printf '#!/bin/sh\necho "QEMU emulator version 10.0.2 (stand-in)"\n' \
 	>"$T/qemu10/usr/bin/qemu-system-aarch64"
 chmod +x "$T/qemu10/usr/bin/qemu-system-aarch64"
 dpkg-deb -b -Zgzip "$T/qemu10" "$T/qemu-system-arm_10.0.2_all.deb" >/dev/null
+# A stand-in upstream kernel package, as Debian lays it out.
+mkdir -p "$T/upk/DEBIAN" "$T/upk/usr/lib/modules/9.9.9+kit-cloud-arm64"
+printf 'Package: linux-binary-unsigned-9.9.9+kit-cloud-arm64\nVersion: 9.9.9-1\nArchitecture: arm64\nMaintainer: kit <kit@invalid>\nDescription: stand-in\n' \
+	>"$T/upk/DEBIAN/control"
+echo "stand-in Image" >"$T/upk/usr/lib/modules/9.9.9+kit-cloud-arm64/vmlinuz.unsigned"
+dpkg-deb -b -Zgzip "$T/upk" "$T/linux-binary-unsigned-9.9.9+kit-cloud-arm64_9.9.9-1_arm64.deb" >/dev/null
 {
 	echo '#!/bin/sh'
 	echo "echo \"\$*\" >>'$T/aptstub/calls'"
 	echo 'case " $* " in *Dir::Etc::SourceParts=*) ;; *) exec /usr/bin/apt-get "$@" ;; esac'
 	echo '[ -z "${APT_STUB_FAIL:-}" ] || { echo "E: Failed to fetch bookworm-backports InRelease"; exit 100; }'
-	echo "case \" \$* \" in *' download '*) cp '$T/qemu-system-arm_10.0.2_all.deb' . ;; esac"
+	echo "case \" \$* \" in *' download linux-binary'*) cp '$T/linux-binary-unsigned-9.9.9+kit-cloud-arm64_9.9.9-1_arm64.deb' . ;;"
+	echo "*' download '*) cp '$T/qemu-system-arm_10.0.2_all.deb' . ;; esac"
 } >"$T/aptstub/bin/apt-get"
 chmod +x "$T/aptstub/bin/apt-get"
 stub_path=$T/aptstub/bin:$T/oldqemu:$PATH
@@ -151,6 +158,31 @@ if [ "$got1" = "$want" ] && [ "$got2" = "$want" ] &&
 else
 	bad "$name" "got '$got1', then '$got2' (want $want); apt-get calls: $(cat "$T/aptstub/calls"); $(tail -3 "$T/out-mte.log" 2>/dev/null)"
 fi
+# The upstream kernel, fetched through the same stand-in apt-get: refused
+# with apt's error, refused without a fetch and an empty cache, and found
+# in the cache after one fetch.
+expect_fail "kit: an upstream kernel that cannot be fetched is refused with apt's error" \
+	'upstream Linux 9.9.9\+kit could not be fetched.*E: Failed to fetch' \
+	env PATH="$stub_path" APT_STUB_FAIL=1 XDG_CACHE_HOME="$T/xdg-up" UPSTREAM_VERSION=9.9.9+kit \
+	OUT="$T/out-up" "$TOP/scripts/job/upstream.sh"
+expect_fail "kit: UPSTREAM_FETCH=0 with nothing in the cache is refused" \
+	'no upstream kernel 9.9.9\+kit-cloud-arm64 .*UPSTREAM_FETCH=0' \
+	env XDG_CACHE_HOME="$T/xdg-up" UPSTREAM_VERSION=9.9.9+kit UPSTREAM_FETCH=0 \
+	OUT="$T/out-up" "$TOP/scripts/job/upstream.sh"
+name="kit: the upstream kernel is fetched once into the kit's cache"
+: >"$T/aptstub/calls"
+want=$T/xdg-up/linmap-kit/upstream/9.9.9+kit-cloud-arm64/usr/lib/modules/9.9.9+kit-cloud-arm64/vmlinuz.unsigned
+got1=$(env PATH="$stub_path" XDG_CACHE_HOME="$T/xdg-up" UPSTREAM_VERSION=9.9.9+kit OUT="$T/out-up" \
+	"$TOP/scripts/job/upstream.sh" 2>/dev/null) || true
+got2=$(env PATH="$stub_path" XDG_CACHE_HOME="$T/xdg-up" UPSTREAM_VERSION=9.9.9+kit OUT="$T/out-up" \
+	"$TOP/scripts/job/upstream.sh" 2>/dev/null) || true
+if [ "$got1" = "$want" ] && [ "$got2" = "$want" ] &&
+   [ "$(grep -c ' download linux-binary-unsigned-9.9.9+kit-cloud-arm64:arm64' "$T/aptstub/calls")" = 1 ] &&
+   grep -q 'APT::Architectures::=arm64' "$T/aptstub/calls"; then
+	ok "$name"
+else
+	bad "$name" "got '$got1', then '$got2' (want $want); apt-get calls: $(cat "$T/aptstub/calls")"
+fi
 expect_fail "kit: QEMU_MTE naming no QEMU is refused" 'QEMU_MTE=/nonexistent does not run as a QEMU' \
 	env KASAN=hw QEMU_MTE=/nonexistent OUT="$T/out-mte" "$TOP/scripts/job/boot.sh" --can-boot
 if env PATH="$T/oldqemu:$PATH" QEMU_MTE_OK=1 KASAN=hw OUT="$T/out-mte" \
@@ -160,6 +192,7 @@ else
 	bad "kit: QEMU_MTE_OK=1 lets KASAN=hw boot under QEMU 7.2" "$(tail -3 "$T/out-mte.log")"
 fi
 refused BBML2=bogus 'all, none, boot, secondary, off or a CPU list'
+refused COLLAPSE=maybe 'on, off or default'
 refused BBML2=0-9 "a list of the guest's CPUs, 0 to 3"
 refused PAGE_SIZE=8K '4K, 16K or 64K'
 refused VA_BITS=40 'a size 6.12 offers with 4K pages: 39 48 52'
