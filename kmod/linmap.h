@@ -17,6 +17,7 @@
 #include "linmap_uapi.h"
 
 struct trans_pgd_info;
+struct mm_walk_ops;
 struct dev_pagemap;
 struct kimage;
 struct pt_regs;
@@ -85,6 +86,11 @@ struct lm_syms {
 	int (*remove_memory)(u64 start, u64 size);
 	unsigned long (*memory_block_size_bytes)(void);
 	int (*set_memory_valid)(unsigned long addr, int numpages, int enable);
+	/* The generic walker of kernel tables that ptdump uses (or NULL). */
+	int (*walk_kernel_page_table_range)(unsigned long start,
+					    unsigned long end,
+					    const struct mm_walk_ops *ops,
+					    pgd_t *pgd, void *private);
 	bool (*kernel_page_present)(struct page *page);
 	int (*split_kernel_leaf_mapping)(unsigned long start,
 					 unsigned long end, gfp_t gfp);

@@ -89,6 +89,14 @@ void lm_audit_leaf(struct lm_audit *a, unsigned long addr, unsigned long size,
 	a->leaves++;
 	if (!(val & PTE_VALID))
 		a->invalid_leaves++;
+	/*
+	 * A block made invalid must stay present (PTE_PRESENT_INVALID) so
+	 * that pmd_leaf() and pud_leaf() still see a leaf: the generic page
+	 * walker (ptdump, the W^X scan) would take it for a table.
+	 */
+	if (size > PAGE_SIZE && !(val & PTE_VALID) && !(val & PTE_PRESENT_INVALID))
+		audit_bad(a, addr, "%s is invalid but not present-invalid: walkers take it for a table (0x%llx)",
+			  level, val);
 	if (pa != __pa(addr))
 		audit_bad(a, addr, "%s maps %pa, not its linear address", level,
 			  &pa);

@@ -16,7 +16,8 @@
 enum {
 	C_CONT_GOOD, C_CONT_ATTR, C_CONT_BIT, C_CONT_INVALID, C_CONT_SHIFTED,
 	C_LEAF_GOOD, C_LEAF_OUTPUT, C_LEAF_EXEC, C_LEAF_NOT_RAM,
-	C_KIMAGE_WRITABLE, C_KIMAGE_RO, LM_AUDIT_NR_CASES
+	C_KIMAGE_WRITABLE, C_KIMAGE_RO, C_BLOCK_INVALID, C_BLOCK_NOT_PRESENT,
+	LM_AUDIT_NR_CASES
 };
 
 static const struct {
@@ -34,6 +35,8 @@ static const struct {
 	[C_LEAF_NOT_RAM]	= { "leaf_beyond_ram", 1 },
 	[C_KIMAGE_WRITABLE]	= { "kimage_alias_writable", 1 },
 	[C_KIMAGE_RO]		= { "kimage_alias_read_only", 0 },
+	[C_BLOCK_INVALID]	= { "block_present_invalid", 0 },
+	[C_BLOCK_NOT_PRESENT]	= { "block_invalid_not_present", 1 },
 };
 
 unsigned int lm_audit_nr_cases(void)
@@ -103,9 +106,18 @@ long lm_audit_case(unsigned int i, unsigned long *want)
 	case C_KIMAGE_WRITABLE:
 		a->ki_ro = true;
 		break;
+	case C_BLOCK_INVALID:
+		vals[0] = (vals[0] & ~PTE_VALID) | PTE_PRESENT_INVALID;
+		break;
+	case C_BLOCK_NOT_PRESENT:
+		vals[0] &= ~(PTE_VALID | PTE_PRESENT_INVALID);
+		break;
 	}
 	if (i <= C_CONT_SHIFTED)
 		lm_audit_cont(a, addr, vals, CONT_PTES, PAGE_SIZE, "t");
+	else if (i >= C_BLOCK_INVALID)
+		/* A leaf larger than a page, as a block is. */
+		lm_audit_leaf(a, addr, CONT_PTE_SIZE, vals[0] & ~PTE_CONT, pa, "t");
 	else
 		lm_audit_leaf(a, addr, i == C_LEAF_NOT_RAM ?
 			      CONT_PTE_SIZE * 2 : PAGE_SIZE, vals[0], pa, "t");

@@ -73,6 +73,7 @@ static const struct {
 	LM_SYM(split_delay_us, "linmap_split_delay_us", false),
 	LM_SYM(hotplug_ticks, "linmap_hotplug_ticks", false),
 	LM_SYM(set_memory_valid, "set_memory_valid", false),
+	LM_SYM(walk_kernel_page_table_range, "walk_kernel_page_table_range", false),
 	LM_SYM(find_vm_area, "find_vm_area", true),
 	LM_SYM(kernel_page_present, "kernel_page_present", false),
 	LM_SYM(pgt_count, "linmap_pgt_count", false),

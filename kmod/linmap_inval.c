@@ -3,9 +3,11 @@
  * linmap_test "invalid_block": set_memory_valid(0) over exactly one PMD
  * block of memory this module owns. The block must stay a leaf, now
  * invalid, that every walker still sees as a leaf (the auditor,
- * kernel_page_present()), and come back valid. The first page is filled
- * with values that look like valid PTEs, so that a walker that takes the
- * invalid block for a table reads them as such.
+ * kernel_page_present(), and the generic walker of kernel tables that
+ * ptdump and its W^X scan use, which asks pmd_leaf()), and come back
+ * valid. The first page is filled with values that look like valid PTEs,
+ * so that a walker that takes the invalid block for a table reads them as
+ * such.
  *
  *   echo run > invalid_block; cat invalid_block
  */
@@ -13,6 +15,7 @@
 #include <linux/gfp.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/pagewalk.h>
 #include <linux/slab.h>
 
 #include "linmap.h"
@@ -25,8 +28,47 @@ struct inval_result {
 	int present_before, present_invalid, present_last_invalid;
 	int present_after;
 	unsigned long audit_violations, audit_invalid_leaves;
+	/* The generic walker over the block: leaves seen, -1 if not run. */
+	int generic_leaves, generic_ptes;
 	char first[128];
 };
+
+/* As ptdump's pmd_entry: a leaf is what pmd_leaf() says is one. */
+static int inval_pmd_entry(pmd_t *pmdp, unsigned long addr,
+			   unsigned long next, struct mm_walk *walk)
+{
+	struct inval_result *r = walk->private;
+
+	if (pmd_leaf(READ_ONCE(*pmdp))) {
+		r->generic_leaves++;
+		walk->action = ACTION_CONTINUE;
+	}
+	return 0;
+}
+
+static int inval_pte_entry(pte_t *ptep, unsigned long addr,
+			   unsigned long next, struct mm_walk *walk)
+{
+	((struct inval_result *)walk->private)->generic_ptes++;
+	return 0;
+}
+
+static const struct mm_walk_ops inval_walk_ops = {
+	.pmd_entry = inval_pmd_entry,
+	.pte_entry = inval_pte_entry,
+};
+
+static void inval_generic_walk(struct inval_result *r, unsigned long addr)
+{
+	r->generic_leaves = -1;
+	if (!lm_sym.walk_kernel_page_table_range)
+		return;
+	r->generic_leaves = 0;
+	mmap_read_lock(lm_sym.init_mm);
+	lm_sym.walk_kernel_page_table_range(addr, addr + PMD_SIZE,
+					     &inval_walk_ops, NULL, r);
+	mmap_read_unlock(lm_sym.init_mm);
+}
 
 static int inval_run(void *v)
 {
@@ -59,6 +101,7 @@ static int inval_run(void *v)
 	r->kind_invalid = lm_lookup(addr, &r->val_invalid);
 	r->present_invalid = lm_sym.kernel_page_present(page);
 	r->present_last_invalid = lm_sym.kernel_page_present(page + n - 1);
+	inval_generic_walk(r, addr);
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
 	if (a && !lm_audit_run(a)) {
 		r->audit_violations = a->violations;
@@ -101,6 +144,8 @@ static void inval_show(struct seq_file *m, void *v)
 		   r->present_last_invalid, r->present_after);
 	seq_printf(m, "audit.violations=%lu\naudit.invalid_leaves=%lu\n",
 		   r->audit_violations, r->audit_invalid_leaves);
+	seq_printf(m, "generic_walk.leaves=%d\ngeneric_walk.ptes=%d\n",
+		   r->generic_leaves, r->generic_ptes);
 	if (r->first[0])
 		seq_printf(m, "first=%s\n", r->first);
 }
