@@ -19,8 +19,9 @@ UPSTREAM_V2=0x410fd4f0
 peer_guest() {
 	local name=upstream-$1 claim data=$CHECK/upstream-$1.data
 	peer_mem=
-	if ! JOB=peer NAME=$name LOGDIR=$CHECK KIT_IMAGE=$upstream_image BBML2=off \
-		COLLAPSE=default PAGE_SIZE="${built[0]}" QEMU_CPU="max,midr=$2,pauth-impdef=on" \
+	if ! geo "${built[0]}" env JOB=peer NAME="$name" LOGDIR="$CHECK" \
+		KIT_IMAGE="$upstream_image" BBML2=off COLLAPSE=default \
+		QEMU_CPU="max,midr=$2,pauth-impdef=on" \
 		"$TOP/scripts/job/boot.sh" >"$CHECK/$name.out" 2>&1; then
 		bad "upstream: $1: guest booted and reported" "$(tail -5 "$CHECK/$name.out")"
 		return 1
