@@ -22,26 +22,27 @@ else
 		"see $CHECK/drill-nomod.log"
 fi
 
+# drill_fails NAME TEST WHAT VAR=VALUE...: a drill guest booted with those
+# settings must report TEST (a TAP name) failed, not skipped or passed.
+drill_fails() {
+	local name=drill-$1 test=$2 what="drill: $3"
+	shift 3
+	geo "${built[0]}" env "$@" NAME="$name" LOGDIR="$CHECK" \
+		"$TOP/scripts/job/boot.sh" >/dev/null 2>&1 || true
+	if [ -f "$CHECK/$name.data" ] &&
+	   linmap_data tap "$CHECK/$name.data" | grep -q "^fail	[0-9]* $test	"; then
+		ok "$what"
+	else
+		bad "$what" "see $CHECK/$name.log"
+	fi
+}
+
 # A mode whose claim is broken on purpose: its command line states that the
 # kernel claims BBML2_NOABORT (linmap.claims=bbml2) while no CPU has it
 # (bbml2_test=none). The guest's claims test must fail, not skip.
-JOB=check NAME=drill-claims LOGDIR=$CHECK PAGE_SIZE="${built[0]}" BBML2=none \
-	CMDLINE="linmap.claims=bbml2 linmap.only=state_sane,claims" \
-	"$TOP/scripts/job/boot.sh" >/dev/null 2>&1 || true
-if [ -f "$CHECK/drill-claims.data" ] &&
-   linmap_data tap "$CHECK/drill-claims.data" | grep -q '^fail	[0-9]* linmap\.claims'; then
-	ok "drill: a kernel that does not claim what its mode states fails the claims test"
-else
-	bad "drill: a kernel that does not claim what its mode states fails the claims test" \
-		"see $CHECK/drill-claims.log"
-fi
-
-JOB=workload NAME=drill-nodisk LOGDIR=$CHECK PAGE_SIZE="${built[0]}" \
-	CMDLINE="linmap.workloads=memcached" "$TOP/scripts/job/boot.sh" >/dev/null 2>&1 || true
-if [ -f "$CHECK/drill-nodisk.data" ] &&
-   linmap_data tap "$CHECK/drill-nodisk.data" | grep -q '^fail	[0-9]* workload\.setup'; then
-	ok "drill: a workload guest without its Debian disk fails, it is not skipped"
-else
-	bad "drill: a workload guest without its Debian disk fails, it is not skipped" \
-		"see $CHECK/drill-nodisk.log"
-fi
+drill_fails claims 'linmap\.claims' \
+	"a kernel that does not claim what its mode states fails the claims test" \
+	JOB=check BBML2=none CMDLINE="linmap.claims=bbml2 linmap.only=state_sane,claims"
+drill_fails nodisk 'workload\.setup' \
+	"a workload guest without its Debian disk fails, it is not skipped" \
+	JOB=workload CMDLINE="linmap.workloads=memcached"
