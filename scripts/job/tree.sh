@@ -3,8 +3,10 @@
 # Prepare the source trees:
 #   - the base tree: KSRC, or Debian's linux-source-6.12 unpacked under out/
 #     and committed as the first commit of a git repository;
-#   - out/trees/{base,series}/src: git worktrees of the base commit, so the
-#     series is applied and built without touching KSRC itself.
+#   - out/trees/TREE/src: git worktrees of the base commit, one per tree
+#     (lib.sh's tree_name: series, core, base, and make deb's deb-all and
+#     deb-core), so that patches are applied and built without touching
+#     KSRC itself.
 . "$(dirname "$0")/../lib/lib.sh"
 
 
