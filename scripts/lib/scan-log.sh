@@ -26,8 +26,8 @@ hits=$(awk -v pat="$pat" '
 	    /linmap: exiting init to panic into the crash kernel/ { skip = 1; n = 0 }
 	    skip && /Booting Linux on physical CPU/ { skip = 0 }
 	    skip { held[++n] = NR ":" $0; next }
-	    /# Subtest: kfence$/ { kfence = 1 }
-	    kfence && /(not )?ok [0-9]+ kfence$/ { kfence = 0 }
+	    /# Subtest: kfence\r?$/ { kfence = 1 }
+	    kfence && /(not )?ok [0-9]+ kfence\r?$/ { kfence = 0 }
 	    kfence && /BUG: KFENCE: / { next }
 	    /expected warning: set_direct_map\(\) with interrupts off, begin/ {
 		flush(0); inwin = 1; warns = 0; other = 0; next }
