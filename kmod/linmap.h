@@ -208,6 +208,12 @@ struct lm_walk {
  */
 void lm_walk(struct lm_walk *w, unsigned long start, unsigned long end);
 
+/* lm_walk() over the whole linear map, from where it starts. */
+static inline void lm_walk_linear(struct lm_walk *w)
+{
+	lm_walk(w, lm_linear_start(), PAGE_END);
+}
+
 struct lm_counts {
 	u64 n[LM_NR_SCOPES][LM_NR_KINDS];
 	u64 table_pages;

@@ -286,7 +286,7 @@ int lm_audit_tables(struct lm_audit *a)
 	kfree(c);
 	if (ret)
 		return ret;
-	lm_walk(&w, lm_linear_start(), PAGE_END);
+	lm_walk_linear(&w);
 	audit_tables(a, false);
 	return 0;
 }
@@ -343,7 +343,7 @@ int lm_audit_run(struct lm_audit *a)
 	 */
 	if (lm_sym.hold_folds)
 		lm_sym.hold_folds();
-	lm_walk(&w, lm_linear_start(), PAGE_END);
+	lm_walk_linear(&w);
 	audit_tables(a, true);
 	/* The counting walk, run again, must agree. */
 	lm_count(c);

@@ -179,8 +179,7 @@ struct split_end {
 	unsigned long b, size, rounds, churned;
 	int add_ret, remove_ret, split_ret;
 	bool b_added;
-	atomic_t stop;
-	struct completion done;
+	struct completion done;		/* the churn has stopped */
 };
 
 struct split_end_result {
@@ -227,7 +226,6 @@ static int split_end_churn(void *v)
 		}
 		se->churned++;
 	}
-	atomic_set(&se->stop, 1);
 	complete(&se->done);
 	return 0;
 }
@@ -261,7 +259,6 @@ static int split_end_run(void *v)
 	}
 	se.b = start + bs;
 	se.size = bs;
-	atomic_set(&se.stop, 0);
 	init_completion(&se.done);
 	r->add_ret = lm_sym.add_memory(0, start, 2 * bs, 0);
 	if (r->add_ret)
@@ -282,7 +279,7 @@ static int split_end_run(void *v)
 	}
 	wake_up_process(task);
 	last = (unsigned long)__va(se.b) - PAGE_SIZE;
-	while (!atomic_read(&se.stop)) {
+	while (!completion_done(&se.done)) {
 		ret = lm_sym.split_kernel_leaf_mapping(last, last + PAGE_SIZE,
 						       GFP_KERNEL);
 		r->splits++;

@@ -191,7 +191,7 @@ void lm_count_pgd(pgd_t *pgd, struct lm_counts *c)
 	memset(c, 0, sizeof(*c));
 	lm_kimage_alias(&cw.ki_start, &cw.ki_end);
 	lm_kfence_pool(&cw.kf_start, &cw.kf_end);
-	lm_walk(&w, lm_linear_start(), PAGE_END);
+	lm_walk_linear(&w);
 }
 
 void lm_count(struct lm_counts *c)
@@ -234,7 +234,7 @@ int lm_directmap(u64 walk[LM_NR_KINDS], u64 kern[LM_NR_KINDS])
 		return -EOPNOTSUPP;
 	memset(walk, 0, sizeof(u64) * LM_NR_KINDS);
 	memset(kern, 0, sizeof(u64) * LM_NR_KINDS);
-	lm_walk(&w, lm_linear_start(), PAGE_END);
+	lm_walk_linear(&w);
 	return 0;
 }
 

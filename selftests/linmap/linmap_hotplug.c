@@ -46,6 +46,39 @@ TEST_F_TIMEOUT(linmap, devmem_side_by_side, LM_TIMEOUT)
 }
 
 /*
+ * The module's hot-plug command @file over LINMAP_HOTPLUG ("range=START,SIZE"
+ * then @extra), into *start and *size: its output, or NULL with the reason
+ * in @skip where no range is given, the kernel lacks what the command needs
+ * (@missing) or the module could not run it. Any other failed write fails
+ * the test.
+ */
+static struct lm_out *hotplug_run(struct __test_metadata *_metadata,
+				  struct lm_ctx *lm, const char *file,
+				  const char *extra, const char *missing,
+				  unsigned long long *start,
+				  unsigned long long *size, char *skip,
+				  size_t skip_size)
+{
+	struct lm_out *o;
+	char cmd[96];
+	int ret;
+
+	if (!lm_env_range("LINMAP_HOTPLUG", start, size)) {
+		snprintf(skip, skip_size, "set LINMAP_HOTPLUG=START,SIZE to a range of RAM left out by mem=");
+		return NULL;
+	}
+	snprintf(cmd, sizeof(cmd), "range=%#llx,%#llx%s", *start, *size, extra);
+	ret = lm_write(file, cmd);
+	if (ret == -EOPNOTSUPP) {
+		snprintf(skip, skip_size, "%s", missing);
+		return NULL;
+	}
+	LM_ASSERT(_metadata, !ret, "%s '%s': %s", file, cmd, strerror(-ret));
+	o = lm_get(_metadata, lm, file);
+	return lm_skipped(_metadata, o, skip, skip_size) ? NULL : o;
+}
+
+/*
  * Hot-add LINMAP_HOTPLUG: its linear map must follow the boot policy
  * (blocks unless page mappings are forced), then hot-remove it: unmapped,
  * with its page-table pages freed.
@@ -58,17 +91,13 @@ TEST_F_TIMEOUT(linmap, hotplug_policy, 600)
 	const struct lm_state *st = &self->lm.st;
 	unsigned long long start, size, v, blocks, pages, want_blocks;
 	struct lm_out *o;
-	char cmd[96];
-	int ret;
+	char skip[160];
 
-	if (!lm_env_range("LINMAP_HOTPLUG", &start, &size))
-		SKIP(return, "set LINMAP_HOTPLUG=START,SIZE to a range of RAM left out by mem=");
-	snprintf(cmd, sizeof(cmd), "range=%#llx,%#llx", start, size);
-	ret = lm_write("hotplug", cmd);
-	if (ret == -EOPNOTSUPP)
-		SKIP(return, "the kernel has no memory hotplug");
-	ASSERT_EQ(0, ret) TH_LOG("hotplug '%s': %s", cmd, strerror(-ret));
-	o = lm_get(_metadata, &self->lm, "hotplug");
+	o = hotplug_run(_metadata, &self->lm, "hotplug", "",
+			"the kernel has no memory hotplug", &start, &size, skip,
+			sizeof(skip));
+	if (!o)
+		SKIP(return, "%s", skip);
 	lm_expect_zero(_metadata, o, "", zero, ARRAY_SIZE(zero));
 	want_blocks = lm_bool(_metadata, o, "want_blocks");
 	/* The same policy as boot memory. */
@@ -115,19 +144,13 @@ TEST_F_TIMEOUT(linmap, hotplug_split_end, 600)
 		"churn.add_ret", "churn.remove_ret", "churn.split_ret",
 	};
 	unsigned long long start, size;
-	char skip[160], cmd[96];
 	struct lm_out *o;
-	int ret;
+	char skip[160];
 
-	if (!lm_env_range("LINMAP_HOTPLUG", &start, &size))
-		SKIP(return, "set LINMAP_HOTPLUG=START,SIZE to a range of RAM left out by mem=");
-	snprintf(cmd, sizeof(cmd), "range=%#llx,%#llx rounds=16", start, size);
-	ret = lm_write("hotplug_split_end", cmd);
-	if (ret == -EOPNOTSUPP)
-		SKIP(return, "the kernel has no memory hotplug or no split entry point");
-	ASSERT_EQ(0, ret) TH_LOG("hotplug_split_end '%s': %s", cmd, strerror(-ret));
-	o = lm_get(_metadata, &self->lm, "hotplug_split_end");
-	if (lm_skipped(_metadata, o, skip, sizeof(skip)))
+	o = hotplug_run(_metadata, &self->lm, "hotplug_split_end", " rounds=16",
+			"the kernel has no memory hotplug or no split entry point",
+			&start, &size, skip, sizeof(skip));
+	if (!o)
 		SKIP(return, "%s", skip);
 	lm_expect_zero(_metadata, o, "", zero, ARRAY_SIZE(zero));
 	EXPECT_EQ(16, lm_num(_metadata, o, "churned"));

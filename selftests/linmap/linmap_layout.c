@@ -114,21 +114,36 @@ TEST_F_TIMEOUT(linmap, linear_blocks, LM_TIMEOUT)
 		  st->linear_blocks);
 }
 
+#define LM_MAX_CPUS	64
+
+/* Mark the CPUs of the list @list ("0-2,4") in @in; returns how many. */
+static int cpulist_parse(const char *list, bool in[LM_MAX_CPUS])
+{
+	const char *p = list;
+	long a, b, i;
+	int n = 0;
+
+	while (p && *p && *p != '\n') {
+		a = b = strtol(p, (char **)&p, 10);
+		if (*p == '-')
+			b = strtol(p + 1, (char **)&p, 10);
+		for (i = a; i <= b && i < LM_MAX_CPUS; i++, n++)
+			in[i] = true;
+		if (*p != ',')
+			break;
+		p++;
+	}
+	return n;
+}
+
 /* How many CPUs were brought up at boot: the present ones, up to maxcpus=. */
 static int boot_cpus(void)
 {
 	char *present = lm_read_path("/sys/devices/system/cpu/present");
-	char val[32], *p = present;
-	long n = 0, a, b;
+	bool in[LM_MAX_CPUS] = { false };
+	char val[32];
+	int n = cpulist_parse(present, in);
 
-	while (p && *p && *p != '\n') {
-		a = b = strtol(p, &p, 10);
-		if (*p == '-')
-			b = strtol(p + 1, &p, 10);
-		n += b - a + 1;
-		if (*p == ',')
-			p++;
-	}
 	free(present);
 	if (lm_cmdline("maxcpus", val, sizeof(val)) && strtol(val, NULL, 0) < n)
 		n = strtol(val, NULL, 0);
@@ -138,21 +153,11 @@ static int boot_cpus(void)
 /* Does the CPU list @list ("0-2,4") hold CPUs 0 to @n - 1? */
 static bool list_holds(const char *list, int n)
 {
-	bool in[64] = { false };
-	const char *p = list;
-	long a, b, i;
+	bool in[LM_MAX_CPUS] = { false };
+	int i;
 
-	while (*p) {
-		a = b = strtol(p, (char **)&p, 10);
-		if (*p == '-')
-			b = strtol(p + 1, (char **)&p, 10);
-		for (i = a; i <= b && i < 64; i++)
-			in[i] = true;
-		if (*p != ',')
-			break;
-		p++;
-	}
-	for (i = 0; i < n && i < 64; i++)
+	cpulist_parse(list, in);
+	for (i = 0; i < n && i < LM_MAX_CPUS; i++)
 		if (!in[i])
 			return false;
 	return n > 0;
@@ -226,7 +231,7 @@ TEST_F_TIMEOUT(linmap, claims, LM_TIMEOUT)
 		EXPECT_EQ(blocks, st->linear_blocks);
 	if (st->collapse < 0 || !lm_cmdline("linear_map_collapse", val, sizeof(val)))
 		return;
-	on = strchr("1yYtT", val[0]) || !strcasecmp(val, "on");
+	on = lm_cmdline_flag("linear_map_collapse");
 	EXPECT_EQ(on && blocks && st->can_set_direct_map, st->collapse)
 		TH_LOG("linear_map_collapse=%s", val);
 }

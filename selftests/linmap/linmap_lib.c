@@ -257,11 +257,6 @@ void lm_str(struct __test_metadata *_metadata, struct lm_out *o,
 	snprintf(buf, size, "%.*s", (int)len, v);
 }
 
-/*
- * Write @cmd to the module's @file and read its result. NULL, with the
- * module's reason in @skip, where the module could not run it; otherwise
- * the write must have succeeded.
- */
 bool lm_skipped(struct __test_metadata *_metadata, struct lm_out *o,
 		char *skip, size_t size)
 {
@@ -271,6 +266,11 @@ bool lm_skipped(struct __test_metadata *_metadata, struct lm_out *o,
 	return true;
 }
 
+/*
+ * Write @cmd to the module's @file and read its result. NULL, with the
+ * module's reason in @skip, where the module could not run it; otherwise
+ * the write must have succeeded.
+ */
 struct lm_out *lm_run(struct __test_metadata *_metadata,
 		      struct lm_ctx *lm, const char *file,
 		      const char *cmd, char *skip, size_t size)

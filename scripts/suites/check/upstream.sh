@@ -18,6 +18,7 @@ UPSTREAM_V2=0x410fd4f0
 # peer_mem (empty if none).
 peer_guest() {
 	local name=upstream-$1 claim data=$CHECK/upstream-$1.data
+	local what="upstream: $1: MIDR $2 $([ "$3" = 1 ] && echo claims || echo "does not claim") BBML2_NOABORT"
 	peer_mem=
 	if ! geo "${built[0]}" env JOB=peer NAME="$name" LOGDIR="$CHECK" \
 		KIT_IMAGE="$upstream_image" BBML2=off COLLAPSE=default \
@@ -28,9 +29,9 @@ peer_guest() {
 	fi
 	claim=$(linmap_data get "$data" peer bbml2 2>/dev/null || echo none)
 	if [ "$claim" = "$3" ]; then
-		ok "upstream: $1: MIDR $2 $([ "$3" = 1 ] && echo claims || echo "does not claim") BBML2_NOABORT ($(linmap_data get "$data" meta kernel))"
+		ok "$what ($(linmap_data get "$data" meta kernel))"
 	else
-		bad "upstream: $1: MIDR $2 $([ "$3" = 1 ] && echo claims || echo "does not claim") BBML2_NOABORT" \
+		bad "$what" \
 			"claim lines counted: $claim; $(grep -ai 'BBM' "$CHECK/$name.log" | head -3)"
 	fi
 	peer_mem=$(linmap_data get "$data" meta MemTotal 2>/dev/null) || peer_mem=
