@@ -197,6 +197,22 @@ static void audit_pmd_groups(struct lm_audit *a, pmd_t *first,
 	}
 }
 
+/*
+ * A kernel that splits its linear map counts the tables it adds at run
+ * time (splits, hot-add) in PageTables: each table page that is not boot
+ * memory has the page-table type.
+ */
+static void audit_table_type(struct lm_audit *a, void *table,
+			     unsigned long addr)
+{
+	struct page *page = virt_to_page(table);
+
+	if (lm_sym.split_kernel_leaf_mapping && !PageReserved(page) &&
+	    !PageTable(page))
+		audit_bad(a, addr, "table page at 0x%llx is no page table: missing from PageTables",
+			  (u64)__pa(table));
+}
+
 static void audit_walk_table(struct lm_walk *w, enum lm_level level,
 			     void *ptr, unsigned long addr, unsigned long end,
 			     bool folded, unsigned int used)
@@ -204,8 +220,10 @@ static void audit_walk_table(struct lm_walk *w, enum lm_level level,
 	struct lm_audit *a = w->priv;
 
 	/* A folded level is its parent's entry, no table page of its own. */
-	if (!folded)
+	if (!folded) {
 		audit_table(a, ptr);
+		audit_table_type(a, ptr, addr);
+	}
 	if (level == LM_LVL_PTE)
 		audit_pte_groups(a, ptr, addr, end);
 	else if (level == LM_LVL_PMD)
@@ -268,6 +286,7 @@ static void audit_struct_table(struct lm_walk *w, enum lm_level level,
 	if (folded)
 		return;
 	audit_table(a, ptr);
+	audit_table_type(a, ptr, addr);
 	/* Here, under the lock: a pass may free the page once it is dropped. */
 	if (!page_ref_count(virt_to_page(ptr)))
 		audit_bad(a, addr, "table page is free");

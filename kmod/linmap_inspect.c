@@ -2,7 +2,8 @@
 /*
  * linmap_test "state", "counts" and "leaf": what the kernel says about its
  * linear map, the leaves and table pages a walk finds, and the leaf that
- * maps one address (LM_IOC_LEAF).
+ * maps one address (LM_IOC_LEAF); "split_tables": the tables one split
+ * installs, for a comparison with PageTables.
  */
 
 #include <linux/mm.h>
@@ -111,10 +112,103 @@ static const struct file_operations leaf_fops = {
 	.unlocked_ioctl = leaf_ioctl,
 };
 
+/*
+ * linmap_test "split_tables": split the block over one page of a PMD-sized
+ * run this module owns down to PTEs, and report the table pages a walk of
+ * the linear map counts before and after. The caller compares the
+ * difference with that of PageTables (/proc/meminfo, after a write to
+ * /proc/sys/vm/stat_refresh): the kernel counts the tables a split
+ * installs as page tables. Of the "over" tables now over the page that
+ * are not boot memory, "typed" carry the page-table type.
+ *
+ *   echo run > split_tables; cat split_tables
+ */
+struct splittab_result {
+	int ret;
+	const char *skip;
+	int kind_before;
+	u64 tables_before, tables_after;
+	unsigned int over, typed;
+};
+
+struct splittab_walk {
+	unsigned int over, typed;
+};
+
+static void splittab_table(struct lm_walk *w, enum lm_level level, void *ptr,
+			   unsigned long addr, unsigned long end, bool folded,
+			   unsigned int used)
+{
+	struct splittab_walk *sw = w->priv;
+	struct page *page = virt_to_page(ptr);
+
+	/* Boot tables come from memblock and are not counted. */
+	if (folded || PageReserved(page))
+		return;
+	sw->over++;
+	sw->typed += PageTable(page);
+}
+
+static int splittab_run(void *v)
+{
+	static const struct lm_walk_ops ops = { .table = splittab_table };
+	struct splittab_result *r = v;
+	unsigned int order = PMD_SHIFT - PAGE_SHIFT;
+	struct splittab_walk sw = {};
+	struct lm_walk w = { .ops = &ops, .priv = &sw };
+	struct lm_counts *c;
+	unsigned long addr;
+	struct page *blk;
+
+	if (!lm_sym.split_kernel_leaf_mapping) {
+		r->skip = "this kernel does not split its linear map";
+		return 0;
+	}
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	blk = lm_alloc_block(order, &r->kind_before, &r->skip);
+	if (!blk)
+		goto out;
+	r->skip = NULL;
+	addr = (unsigned long)page_address(blk) + PAGE_SIZE;
+	lm_count(c);
+	r->tables_before = c->table_pages;
+	r->ret = lm_sym.split_kernel_leaf_mapping(addr, addr + PAGE_SIZE,
+						  GFP_KERNEL);
+	lm_count(c);
+	r->tables_after = c->table_pages;
+	lm_walk(&w, addr, addr + PAGE_SIZE);
+	r->over = sw.over;
+	r->typed = sw.typed;
+	__free_pages(blk, order);
+out:
+	kfree(c);
+	return 0;
+}
+
+static void splittab_show(struct seq_file *m, void *v)
+{
+	struct splittab_result *r = v;
+
+	if (r->skip)
+		seq_printf(m, "skip=%s\n", r->skip);
+	seq_printf(m, "ret=%d\nkind_before=%s\ntables_before=%llu\ntables_after=%llu\nover=%u\ntyped=%u\n",
+		   r->ret, lm_kind_str(r->kind_before), r->tables_before,
+		   r->tables_after, r->over, r->typed);
+}
+
+static struct lm_cmd splittab_cmd = {
+	.size = sizeof(struct splittab_result),
+	.run = splittab_run,
+	.show = splittab_show,
+};
+
 static const struct lm_file inspect_files[] = {
 	{ "state", 0444, &state_fops },
 	{ "counts", 0444, &counts_fops },
 	{ "leaf", 0444, &leaf_fops },
+	{ "split_tables", 0644, NULL, &splittab_cmd },
 };
 
 LM_FEATURE(inspect, NULL);

@@ -595,4 +595,49 @@ TEST_F_TIMEOUT(linmap, ro_alias_leaves, LM_TIMEOUT)
 	EXPECT_LT(0, cont);
 }
 
+/* PageTables in bytes, with every CPU's pending counts folded in. */
+static long long pagetables_bytes(void)
+{
+	if (lm_write_path("/proc/sys/vm/stat_refresh", "1"))
+		return -1;
+	return lm_meminfo("PageTables");
+}
+
+/*
+ * The tables a split installs count in PageTables, as upstream's do: the
+ * PageTables delta over one split of a PMD block equals the table pages a
+ * walk finds added, and each run-time table over the page is typed as a
+ * page table.
+ */
+TEST_F_TIMEOUT(linmap, split_tables, LM_TIMEOUT)
+{
+	long long before, after, tables, want;
+	char skip[160], kind[32];
+	struct lm_out *o;
+
+	/* A first read so that stdio's buffers exist before the count. */
+	pagetables_bytes();
+	before = pagetables_bytes();
+	if (before < 0)
+		SKIP(return, "no /proc/sys/vm/stat_refresh to fold PageTables");
+	o = lm_run(_metadata, &self->lm, "split_tables", "run", skip,
+		   sizeof(skip));
+	if (!o)
+		SKIP(return, "%s", skip);
+	after = pagetables_bytes();
+	ASSERT_EQ(0, (int)lm_num(_metadata, o, "ret"));
+	lm_str(_metadata, o, "kind_before", kind, sizeof(kind));
+	tables = lm_num(_metadata, o, "tables_after") -
+		 lm_num(_metadata, o, "tables_before");
+	want = tables * sysconf(_SC_PAGESIZE);
+	TH_LOG("a split of a %s block: %lld table pages added, PageTables %+lld kB (%lld kB expected); %llu of %llu run-time tables over the page typed",
+	       kind, tables, (after - before) / 1024, want / 1024,
+	       lm_num(_metadata, o, "typed"),
+	       lm_num(_metadata, o, "over"));
+	EXPECT_LT(0, tables);
+	EXPECT_EQ(want, after - before);
+	EXPECT_LT(0, lm_num(_metadata, o, "over"));
+	EXPECT_EQ(lm_num(_metadata, o, "over"), lm_num(_metadata, o, "typed"));
+}
+
 TEST_HARNESS_MAIN
