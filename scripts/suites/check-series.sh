@@ -9,8 +9,13 @@
 #     kit applies them (core, testing/, heal/, heal/testing/; PAGE_SIZE, default 4K;
 #     SERIES_BUILDS=0 skips the builds) and boots under QEMU with the module
 #     and the quick selftests (SERIES_STEP_TESTS), with no failed test and no
-#     kernel splat (SERIES_BOOTS=0 skips the boots). Once the test-only
-#     bbml2_test= patch is in, every emulated CPU claims BBML2_NOABORT;
+#     kernel splat (SERIES_BOOTS=0 skips the boots). The per-patch kernels
+#     have the base configuration without debug options; their CPUs claim
+#     BBML2_NOABORT by MIDR (SERIES_STEP_CPU) from the patch that reads it.
+#     Each step's result goes to SERIES_RECORD (Documentation/bisection.tsv),
+#     keyed by the patches up to it and the configuration: a step recorded
+#     as passed is not run again, so a run stopped by SERIES_BUDGET (seconds
+#     of per-patch steps) resumes where it stopped;
 #   - the core series applies to the base alone and the healing series to
 #     the core alone;
 #   - b4: git format-patch --thread --cover-letter --base output of each
@@ -126,35 +131,75 @@ fi
 # claims, lookups, read-only enforcement, a single-page split and the
 # auditor; not the long stress, injection or hotplug tests.
 STEP_TESTS=${SERIES_STEP_TESTS:-state_sane,counts_consistent,boot_layout,leaf_lookup,ro_enforced,ro_single_page_split,audit_clean,audit_detects}
+# The per-patch kernels: the kit's base configuration without its debug
+# options (a whole build is about 3 minutes on 2 cores; the headers 11
+# patches change make most of one), in a build of their own. Their CPUs
+# claim BBML2_NOABORT through the real allowlist (Neoverse-V3 r0p2's
+# MIDR) from the patch that adds it, with no test-only patch.
+STEP_ENV=(KIT_BUILD="$W/step-$PAGE_SIZE" DEBUG=off KASAN=off)
+STEP_CPU=${SERIES_STEP_CPU:-max,midr=0x410fd842,pauth-impdef=on}
+# Results of the per-patch steps, kept in the repository so that a run
+# cut short by SERIES_BUDGET resumes where it stopped: one line per step,
+# keyed by a hash of the patches up to it and of everything else the
+# step depends on. A step recorded as passed with the same key is not
+# built again; a failed one always is.
+RECORD=${SERIES_RECORD:-$TOP/Documentation/bisection.tsv}
+BUDGET=${SERIES_BUDGET:-0}
+case $BUDGET in
+''|*[!0-9]*) die "SERIES_BUDGET must be a number of seconds (0: no limit), not '$BUDGET'" ;;
+esac
+step_key=$(printf '%s\n' "$base" "$PAGE_SIZE" "$VA_BITS" "$STEP_TESTS" "$STEP_CPU" \
+	"$(stamp_of "$TOP"/scripts/configs/{base,"$PAGE_SIZE",thp}.config)" | sha256sum | cut -c1-16)
+# recorded KEY: the date of a passed step with KEY, if any.
+recorded() {
+	[ -f "$RECORD" ] || return 0
+	awk -F'\t' -v k="$1" '$1 == k && $4 == "pass" { d = $6 } END { if (d != "") print d }' "$RECORD"
+}
+record() {	# KEY STEP PATCH RESULT SECONDS DETAIL
+	local kit
+	[ -f "$RECORD" ] ||
+		printf '# key\tstep\tpatch\tresult\tseconds\tdate\tkit\tdetail\n' >"$RECORD"
+	kit=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" \
+		"$(date -u +%Y-%m-%d)" "$kit" "$(printf '%s' "$6" | tr '\t\n' '  ' | cut -c1-200)" >>"$RECORD"
+}
 
 # boot_step N NAME: boot the kernel built after patch N with the module and
 # the quick selftests; pass if the guest finishes, the log has no kernel
 # splat and the TAP output has no failure.
+# boot_step N NAME: boot the kernel built after patch N with the module and
+# the quick selftests; pass if the guest finishes, the log has no kernel
+# splat and the TAP output has no failure. Sets step_detail.
 boot_step() {
 	local n=$1 name=$2 log=$W/logs/step-$1 totals fails
-	if ! { "$TOP/scripts/job/kmod.sh" && "$TOP/scripts/job/selftests.sh" &&
-	       "$TOP/scripts/job/initramfs.sh"; } >"$log.build" 2>&1; then
-		bad "boots ($PAGE_SIZE) after: $name" "module, selftests or initramfs failed; see $log.build"
-		return
+	step_detail=
+	if ! env "${STEP_ENV[@]}" bash -c '"$1/scripts/job/kmod.sh" && "$1/scripts/job/selftests.sh" &&
+	       "$1/scripts/job/initramfs.sh"' _ "$TOP" >"$log.build" 2>&1; then
+		step_detail="module, selftests or initramfs failed; see $log.build"
+		bad "boots ($PAGE_SIZE) after: $name" "$step_detail"
+		return 1
 	fi
 	msg "booting after $name"
-	if ! JOB=check NAME=step-$n LOGDIR=$W/logs BBML2=all QEMU_TIMEOUT=600 \
-	     CMDLINE="earlycon=pl011,0x9000000 linmap.only=$STEP_TESTS" \
+	if ! env "${STEP_ENV[@]}" JOB=check NAME=step-$n LOGDIR=$W/logs BBML2=off QEMU_CPU="$STEP_CPU" \
+	     QEMU_TIMEOUT=600 CMDLINE="earlycon=pl011,0x9000000 linmap.only=$STEP_TESTS" \
 	     "$TOP/scripts/job/boot.sh" >"$log.boot" 2>&1; then
-		bad "boots ($PAGE_SIZE) after: $name" "$(tail -8 "$log.boot")"
-		return
+		step_detail=$(tail -8 "$log.boot")
+		bad "boots ($PAGE_SIZE) after: $name" "$step_detail"
+		return 1
 	fi
 	totals=$(linmap_data totals "$log.data") || true
 	fails=$(linmap_data tap "$log.data" | awk -F'\t' '$1 == "fail" { print "not ok " $2 }')
 	if [[ "$totals" != "Totals: pass:"[1-9]* ]] || [ -n "$fails" ]; then
-		bad "boots ($PAGE_SIZE) after: $name" "$fails${fails:+$'\n'}${totals:-no Totals line}"
-		return
+		step_detail="$fails${fails:+$'\n'}${totals:-no Totals line}"
+		bad "boots ($PAGE_SIZE) after: $name" "$step_detail"
+		return 1
 	fi
+	step_detail=$totals
 	ok "boots ($PAGE_SIZE) after: $name ($totals)"
 }
 
 mkdir -p "$W/logs"
-applied=0
+applied=0 key=$step_key started=$(date +%s) budget_hit=
 for p in "${patches[@]}"; do
 	name=${p#$PATCHDIR/}
 	if ! git -C "$src" "${GIT_ID[@]}" am -q "$p" >/dev/null 2>&1; then
@@ -163,16 +208,40 @@ for p in "${patches[@]}"; do
 		break
 	fi
 	applied=$((applied + 1))
+	key=$(printf '%s\n' "$key" "$(sha256sum <"$p")" | sha256sum | cut -c1-16)
 	[ "${SERIES_BUILDS:-1}" = 0 ] && continue
-	msg "building after $name"
-	if "$TOP/scripts/job/kernel.sh" >/dev/null 2>&1; then
-		ok "builds ($PAGE_SIZE) after: $name"
-	else
-		bad "builds ($PAGE_SIZE) after: $name" "$(grep -E 'error' "$KIT_BUILD/build.log" | head -10)"
+	# A step needs its boot too, unless boots are off: then a build is
+	# a step of its own kind.
+	kkey=$key
+	[ "${SERIES_BOOTS:-1}" != 0 ] || kkey+=-build
+	if when=$(recorded "$kkey") && [ -n "$when" ]; then
+		ok "builds and boots ($PAGE_SIZE) after: $name (recorded $when in ${RECORD#$TOP/}, same patches and configuration)"
 		continue
 	fi
-	[ "${SERIES_BOOTS:-1}" = 0 ] && continue
-	boot_step "$applied" "$name"
+	if [ "$BUDGET" != 0 ] && [ $(($(date +%s) - started)) -ge "$BUDGET" ]; then
+		budget_hit=${budget_hit:-$name}
+		skip "builds and boots ($PAGE_SIZE) after: $name" "SERIES_BUDGET=$BUDGET s reached; run make check-series again to resume from $budget_hit"
+		continue
+	fi
+	t0=$(date +%s)
+	msg "building after $name (step $applied of ${#patches[@]})"
+	if env "${STEP_ENV[@]}" "$TOP/scripts/job/kernel.sh" >"$W/logs/step-$applied.kernel" 2>&1; then
+		ok "builds ($PAGE_SIZE) after: $name"
+	else
+		detail=$(grep -E 'error' "$W/step-$PAGE_SIZE/build.log" | head -10)
+		bad "builds ($PAGE_SIZE) after: $name" "$detail"
+		record "$kkey" "$applied" "$name" fail "$(($(date +%s) - t0))" "build: $detail"
+		continue
+	fi
+	if [ "${SERIES_BOOTS:-1}" = 0 ]; then
+		record "$kkey" "$applied" "$name" pass "$(($(date +%s) - t0))" "built, not booted"
+		continue
+	fi
+	if boot_step "$applied" "$name"; then
+		record "$kkey" "$applied" "$name" pass "$(($(date +%s) - t0))" "$step_detail"
+	else
+		record "$kkey" "$applied" "$name" fail "$(($(date +%s) - t0))" "$step_detail"
+	fi
 done
 
 # The upstream series alone, without test-only patches: the core on the
