@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Checks of how the series changes the direct map for its callers: with
- * interrupts off, for vmalloc areas (core patches 17 and 18), and across
+ * interrupts off, for vmalloc areas (core patches 19 and 20), and across
  * hibernation (heal patch 5).
  *
  * linmap_test "direct_map_irqs_off": set_direct_map_invalid_noflush() of a

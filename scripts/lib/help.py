@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""make help: the targets (scripts/lib/help.txt) and the variables
-(scripts/lib/variables.tsv), each with its default and, in brackets, the
-value the environment or the make command line gives it where that is
-another."""
+"""make help: the targets (scripts/lib/help.txt); make help VARS=1: the
+variables (scripts/lib/variables.tsv), each with its default and, in
+brackets, the value the environment or the make command line gives it
+where that is another."""
 import os
 import sys
 import textwrap
@@ -19,7 +19,10 @@ def variables():
 
 
 def main():
-    sys.stdout.write(open(os.path.join(HERE, "help.txt")).read())
+    if os.environ.get("VARS", "") in ("", "0"):
+        sys.stdout.write(open(os.path.join(HERE, "help.txt")).read())
+        print("Variables: make help VARS=1 (scripts/lib/variables.tsv)")
+        return 0
     print("Variables (default; [the value given now, where it is another]):")
     for name, default, meaning in variables():
         now = os.environ.get(name, "")
