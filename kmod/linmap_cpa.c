@@ -24,10 +24,18 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/timer.h>
+#include <linux/version.h>
 #include <linux/vmalloc.h>
 #include <asm/tlbflush.h>
 
 #include "linmap_cpa.h"
+
+/* destroy_timer_on_stack() is timer_destroy_on_stack() since 6.16. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
+#define lm_timer_destroy_on_stack timer_destroy_on_stack
+#else
+#define lm_timer_destroy_on_stack destroy_timer_on_stack
+#endif
 
 #define CPA_MAX_ORDER		min(MAX_PAGE_ORDER, 9)
 
@@ -294,7 +302,7 @@ struct cpa_softirq {
 
 static void cpa_softirq_fn(struct timer_list *timer)
 {
-	struct cpa_softirq *s = from_timer(s, timer, timer);
+	struct cpa_softirq *s = container_of(timer, struct cpa_softirq, timer);
 
 	s->ret = lm_sym.set_direct_map_default_noflush(s->page);
 	complete(&s->done);
@@ -310,8 +318,8 @@ static int cpa_softirq(void)
 	timer_setup_on_stack(&s.timer, cpa_softirq_fn, 0);
 	mod_timer(&s.timer, jiffies + 1);
 	wait_for_completion(&s.done);
-	del_timer_sync(&s.timer);
-	destroy_timer_on_stack(&s.timer);
+	timer_delete_sync(&s.timer);
+	lm_timer_destroy_on_stack(&s.timer);
 	__free_page(s.page);
 	return s.ret;
 }

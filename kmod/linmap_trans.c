@@ -190,6 +190,7 @@ static void tc_pass_when_copying(struct tc_result *r, unsigned long addr,
 	r->kind_copying = lm_lookup(addr, &val);
 }
 
+#ifdef CONFIG_KEXEC_FILE
 static int tc_pass_fn(void *arg)
 {
 	struct tc_pass *p = arg;
@@ -209,6 +210,7 @@ static long tc_kexec_file_load(int fd, unsigned long flags)
 	regs.regs[4] = flags;		/* no command line: length 0 */
 	return lm_sym.sys_kexec_file_load(&regs);
 }
+#endif
 
 /*
  * Load the writer's Image with the delay aimed at the block, a full pass

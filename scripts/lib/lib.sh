@@ -310,9 +310,13 @@ export KBUILD_BUILD_USER=kit KBUILD_BUILD_HOST=kit
 # The kit's own make flags (make -s, its command-line variables) are not
 # the kernel build's: -s would hide the objects its progress counts.
 kmake() {
+	local pahole=()
+	# The upstream peer's build directory carries a stand-in for the pahole
+	# its kernel was built with (scripts/job/upstream-kbuild.sh).
+	[ ! -x "$BUILD/bin/pahole" ] || pahole=(PAHOLE="$BUILD/bin/pahole")
 	env -u MAKEFLAGS -u MFLAGS make -C "$SRC" O="$BUILD" -j"$JOBS" ARCH=$ARCH \
 		CROSS_COMPILE="$CROSS_COMPILE" CC="ccache ${CROSS_COMPILE}gcc" \
-		HOSTCC="ccache gcc" "$@"
+		HOSTCC="ccache gcc" "${pahole[@]}" "$@"
 }
 
 # build_begin DIR / build_end DIR bracket a make in DIR. A make killed

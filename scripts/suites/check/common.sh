@@ -106,3 +106,27 @@ truncate_cmd() {
 	truncate -s $((n + 12)) "$f"
 	echo "    cut $f after $((n + 12)) bytes" >&2
 }
+
+# The guests' and the upstream peer's results (guests.sh, upstream.sh).
+# Count the TAP results of one guest's kselftest run.
+count_tap() {
+	local mode=$1 data=$2 status name reason seen=0
+	while IFS=$'\t' read -r status name reason; do
+		seen=1
+		case "$status" in
+		ok) ok "$mode: $name${reason:+ # $reason}" ;;
+		skip) skip "$mode: $name" "$reason" ;;
+		*) bad "$mode: $name${reason:+ # $reason}" "$(linmap_data log "$data" "$name")" ;;
+		esac
+	done < <(linmap_data tap "$data")
+	[ $seen = 1 ] || bad "$mode: kselftests produced no results" "$(tail -20 "$data")"
+}
+
+module_loaded() {	# MODE DATA
+	if [ "$(linmap_data module "$2")" = loaded ]; then
+		ok "$1: module loads"
+	else
+		bad "$1: module loads" "$(sed -n '/insmod failed/,/^\[/p' "$2")"
+		return 1
+	fi
+}

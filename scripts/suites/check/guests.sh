@@ -4,22 +4,7 @@
 # Sourced by scripts/suites/check.sh, not run alone.
 
 # ---- 3. guest modes -------------------------------------------------------
-# Count the TAP results of one guest's kselftest run.
-count_tap() {
-	local mode=$1 data=$2 status name reason seen=0
-	while IFS=$'\t' read -r status name reason; do
-		seen=1
-		case "$status" in
-		ok) ok "$mode: $name${reason:+ # $reason}" ;;
-		skip) skip "$mode: $name" "$reason" ;;
-		*) bad "$mode: $name${reason:+ # $reason}" "$(linmap_data log "$data" "$name")" ;;
-		esac
-	done < <(linmap_data tap "$data")
-	[ $seen = 1 ] || bad "$mode: kselftests produced no results" "$(tail -20 "$data")"
-}
 
-# boot_guest GEOMETRY MODE VAR=VALUE...: boot.sh with these settings, its
-# logs in the check directory; it must boot, finish and log no splat.
 # The KUnit results the guest kept, where the kernel has KUnit (and so the
 # build has the module's suite).
 count_ktap() {
@@ -41,6 +26,8 @@ count_ktap() {
 		bad "$mode: every KUnit module loaded" "$(grep '^kunit' "$data")"
 }
 
+# boot_guest GEOMETRY MODE VAR=VALUE...: boot.sh with these settings, its
+# logs in the check directory; it must boot, finish and log no splat.
 boot_guest() {
 	local ps=$1 mode=$2
 	shift 2
@@ -137,14 +124,6 @@ deb_disks() {	# install|run: the boot settings in DEB_QEMU
 }
 
 # The test module loaded in the guest whose data is DATA.
-module_loaded() {	# MODE DATA
-	if [ "$(linmap_data module "$2")" = loaded ]; then
-		ok "$1: module loads"
-	else
-		bad "$1: module loads" "$(sed -n '/insmod failed/,/^\[/p' "$2")"
-		return 1
-	fi
-}
 
 # restore_block MODE PFN LOG: the restoring kernel held the first boot's
 # block (PFN) invalid in a block leaf while it restored the image over it
