@@ -61,7 +61,7 @@ saving() {
 UPSTREAM_EXCEPT=(
 	"ro_guard_page=upstream defect: change_memory_common() reads area->pages past nr_pages for a range that ends in the guard page, and changes the alias of whatever that slot holds (vfree() then warns in __vunmap_range_noflush()); Documentation/upstream.rst, report 1"
 	"ro_percpu_chunk=upstream defect: change_memory_common() dereferences area->pages of a vmalloc'd percpu chunk, which has none: a NULL pointer oops; Documentation/upstream.rst, report 1"
-	"hotplug_policy=upstream defect: hot-added memory added in one call is mapped with leaves that cross memory blocks (a 1G PUD block over eight 128M blocks), and removing one memory block unmaps the other 896M with it; Documentation/upstream.rst, report 2"
+	"hotplug_policy=upstream defect: hot-added memory added in one call is mapped with leaves that cross memory blocks (a 1G PUD block over eight 128M blocks), and removing one never-onlined memory block unmaps the other 896M with it; Documentation/upstream.rst, report 2"
 	"direct_map_irqs_off=a difference, not a defect: upstream splits a block for set_direct_map_*() with interrupts off (under a mutex, allocating with GFP_PGTABLE_KERNEL) where the series refuses with -EBUSY; no caller meets a block there"
 )
 peer_tests() {
