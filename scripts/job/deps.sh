@@ -10,10 +10,12 @@
 . "$(dirname "$0")/../lib/lib.sh"
 
 PKGS=(make gcc libc6-dev flex bison bc libssl-dev libelf-dev cpio xz-utils
-      gzip kmod git python3 ccache gcc-aarch64-linux-gnu
-      libc6-dev-arm64-cross qemu-system-arm linux-source-6.12 b4
+      gzip kmod git python3 ccache qemu-system-arm linux-source-6.12 b4
       gnuplot-nox sparse python3-ply python3-git e2fsprogs procps file zstd
       debhelper)
+# The cross compiler, except on an arm64 host, which builds natively
+# (lib.sh leaves CROSS_COMPILE empty there).
+[ -z "$CROSS_COMPILE" ] || PKGS+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 
 # --list: the packages, one line, for the kit's own test of this script.
 if [ "${1:-}" = --list ]; then

@@ -54,10 +54,10 @@ for p in $(cat "$ST/progs") linmap_secret linmap_contpte; do
 done
 install -m 755 "$TOP/scripts/guest/linmap_tests" "$root/bin/linmap_tests"
 # The markers of the TLB measurement (scripts/bench/tlb.sh), a few KiB.
-aarch64-linux-gnu-gcc -static -O2 -Wall -I"$TOP/scripts/bench/tlb" -o "$root/bin/tlbmark" \
+"${CROSS_COMPILE}gcc" -static -O2 -Wall -I"$TOP/scripts/bench/tlb" -o "$root/bin/tlbmark" \
 	"$TOP/scripts/bench/tlb/tlbmark.c" || die "cannot build scripts/bench/tlb/tlbmark.c"
 # The kdump guests' check of the dump (scripts/guest/vmcore.c).
-aarch64-linux-gnu-gcc -static -O2 -Wall -o "$root/bin/linmap_vmcore" \
+"${CROSS_COMPILE}gcc" -static -O2 -Wall -o "$root/bin/linmap_vmcore" \
 	"$TOP/scripts/guest/vmcore.c" || die "cannot build scripts/guest/vmcore.c"
 [ -z "$KSELFTEST_TAR" ] || install -m 644 "$KSELFTEST_TAR" "$root/kselftest.tar.gz"
 (cd "$root" && find . | sort | cpio -o -H newc -R 0:0 --quiet) |
