@@ -129,6 +129,12 @@ struct lm_syms {
 	int *panic_on_warn;
 	/* The boot parameter that keeps the linear map in PTEs (static). */
 	bool *linear_map_ptes;
+	/*
+	 * Present where the kernel keeps blocks under rodata=full on CPUs
+	 * with BBML2_NOABORT: the series' force_pte_mapping() (core 0022),
+	 * upstream's linear_map_requires_bbml2 (6.18 on).
+	 */
+	void *block_policy, *block_policy_upstream;
 	bool *kfence_early_init;
 	struct lm_inject_hook *inject;
 	unsigned int *split_delay_us;
@@ -159,6 +165,7 @@ void lm_kimage_alias(unsigned long *start, unsigned long *end);
 bool lm_kfence_pool(unsigned long *start, unsigned long *end);
 const char *lm_kfence_mode(void);
 int lm_bbml2_state(void);
+bool lm_block_policy(void);
 bool lm_linear_blocks(void);
 int lm_pte_layout(void);
 bool lm_pud_blocks(void);

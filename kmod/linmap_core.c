@@ -61,6 +61,8 @@ static const struct {
 	LM_SYM(kfence_early_init, "kfence_early_init", false),
 	LM_SYM(rodata_enabled, "rodata_enabled", false),
 	LM_SYM(linear_map_ptes, "linear_map_ptes", false),
+	LM_SYM(block_policy, "force_pte_mapping", false),
+	LM_SYM(block_policy_upstream, "linear_map_requires_bbml2", false),
 	LM_SYM(set_direct_map_invalid_noflush,
 	       "set_direct_map_invalid_noflush", true),
 	LM_SYM(set_direct_map_default_noflush,
@@ -186,11 +188,22 @@ int lm_bbml2_state(void)
  * forced (debug_pagealloc, or a direct map that can change without
  * BBML2_NOABORT to split it, or with it under linear_map_ptes).
  */
+/*
+ * Does the kernel keep blocks under rodata=full where every CPU has
+ * BBML2_NOABORT? 6.12 does not, nor does the series before its patch that
+ * makes it so (make check-series boots each).
+ */
+bool lm_block_policy(void)
+{
+	return lm_sym.block_policy || lm_sym.block_policy_upstream;
+}
+
 bool lm_linear_blocks(void)
 {
 	if (debug_pagealloc_enabled())
 		return false;
-	if (lm_bbml2_state() > 0 && lm_pte_layout() <= 0)
+	/* A kernel without the block policy (6.12, a patch before it). */
+	if (lm_bbml2_state() > 0 && lm_pte_layout() <= 0 && lm_block_policy())
 		return true;
 	return !lm_sym.can_set_direct_map();
 }

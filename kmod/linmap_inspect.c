@@ -54,6 +54,7 @@ static int state_show(struct seq_file *m, void *v)
 							ID_AA64MMFR2_EL1_BBM_SHIFT),
 		   read_cpuid_id());
 	seq_printf(m, "can_set_direct_map=%d\n", lm_sym.can_set_direct_map());
+	seq_printf(m, "block_policy=%d\n", lm_block_policy());
 	seq_printf(m, "linear_blocks=%d\n", lm_linear_blocks());
 	seq_printf(m, "pte_layout=%d\n", lm_pte_layout());
 	/* Folding back into blocks: 1 or 0, -1 for a kernel without it. */

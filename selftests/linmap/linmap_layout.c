@@ -96,15 +96,17 @@ TEST_F_TIMEOUT(linmap, state_sane, LM_TIMEOUT)
  * it once against the facts it follows from: debug_pagealloc forces pages,
  * and so does a direct map that may change (rodata=full, a KFENCE pool
  * set up late: what can_set_direct_map() says) unless BBML2_NOABORT lets
- * live blocks be split and linear_map_ptes (a kernel that has it: the
- * series) does not ask for pages all the same.
+ * live blocks be split, the kernel has that policy (block_policy) and
+ * linear_map_ptes (a kernel that has it: the series) does not ask for
+ * pages all the same.
  */
 TEST_F_TIMEOUT(linmap, linear_blocks, LM_TIMEOUT)
 {
 	const struct lm_state *st = &self->lm.st;
 	bool may_change = st->rodata_full || st->kfence == LM_KFENCE_LATE;
 	bool ptes = st->pte_layout >= 0 && lm_cmdline_flag("linear_map_ptes");
-	bool bbml2 = st->bbml2 == 1 && !ptes;
+	/* 6.12 and the series before its block policy keep pages. */
+	bool bbml2 = st->bbml2 == 1 && !ptes && st->block_policy;
 
 	if (st->pte_layout >= 0)
 		EXPECT_EQ(ptes, st->pte_layout)
@@ -225,8 +227,11 @@ TEST_F_TIMEOUT(linmap, claims, LM_TIMEOUT)
 	EXPECT_EQ(bbml2, st->bbml2)
 		TH_LOG("the command line says the kernel must %sclaim BBML2_NOABORT",
 		       bbml2 ? "" : "not ");
-	/* Blocks under rodata=full only with BBML2_NOABORT on every CPU. */
-	blocks = bbml2 && !st->debug_pagealloc && !ptes;
+	/*
+	 * Blocks under rodata=full only with BBML2_NOABORT on every CPU, in a
+	 * kernel with that policy.
+	 */
+	blocks = bbml2 && !st->debug_pagealloc && !ptes && st->block_policy;
 	if (st->rodata_full)
 		EXPECT_EQ(blocks, st->linear_blocks);
 	if (st->collapse < 0 || !lm_cmdline("linear_map_collapse", val, sizeof(val)))

@@ -324,6 +324,7 @@ void lm_parse_state(struct __test_metadata *_metadata,
 	st->debug_pagealloc = lm_bool(_metadata, o, "debug_pagealloc");
 	st->can_set_direct_map = lm_bool(_metadata, o, "can_set_direct_map");
 	st->linear_blocks = lm_bool(_metadata, o, "linear_blocks");
+	st->block_policy = lm_bool(_metadata, o, "block_policy");
 	/* Optional; state_sane checks them where given. */
 	lm_kv_num(o->text, "cont_ptes", &st->cont_ptes);
 	lm_kv_num(o->text, "cont_pmds", &st->cont_pmds);

@@ -73,6 +73,7 @@ struct lm_state {
 	unsigned long long debug_pagealloc;
 	unsigned long long can_set_direct_map;
 	unsigned long long linear_blocks;	/* the module's reading of the policy */
+	unsigned long long block_policy;	/* blocks with BBML2 under rodata=full */
 	unsigned long long cont_ptes;		/* 0 when not reported */
 	unsigned long long cont_pmds;
 	int kfence;
