@@ -66,18 +66,8 @@ mkdir -p "$stage/kselftest" "$stage/linmap"
 # the other way round.
 if [ -n "$foreign" ]; then
 	msg "KDIR=$KDIR: its build programs are another machine's (an arm64 headers package); making fixdep and modpost for this one in $W/kdir"
-	# Debian's own headers link scripts/ to linux-kbuild's, which has the
-	# programs without their sources: copy what the links point to, and
-	# take the sources from KDIR_SCRIPTS (a source tree of that kernel).
-	cp -aL "$KDIR" "$W/kdir"
+	cp -a "$KDIR" "$W/kdir"
 	KDIR=$W/kdir
-	if [ ! -f "$KDIR/scripts/basic/fixdep.c" ]; then
-		[ -n "${KDIR_SCRIPTS:-}" ] && [ -f "$KDIR_SCRIPTS/scripts/basic/fixdep.c" ] ||
-			die "KDIR's scripts/ has arm64 programs and no sources to make them again here: give KDIR_SCRIPTS=<that kernel's source tree>"
-		for d in basic mod include; do
-			cp -a "$KDIR_SCRIPTS/scripts/$d/." "$KDIR/scripts/$d/"
-		done
-	fi
 	hostprogs() {
 		gcc -O2 -I "$KDIR/scripts/include" -o "$KDIR/scripts/basic/fixdep" \
 			"$KDIR/scripts/basic/fixdep.c" || return 1
