@@ -529,12 +529,8 @@ _ticker() {	# WHAT LOG PATTERN UNIT TOTAL PID: until PID (the caller) is gone
 	done
 }
 
-# The TLB measurement's host tools (scripts/bench/tlb/): the QEMU plugin and the
-# model, built into DIR; their sources are small, so always rebuilt.
+# The TLB measurement's host tools (scripts/bench/tlb/Makefile): the QEMU
+# plugin and the model's replay, built into DIR.
 tlb_tools() {	# DIR
-	local d=$TOP/scripts/bench/tlb
-	mkdir -p "$1"
-	gcc -O2 -Wall -Wextra -Werror -Wno-unused-parameter -shared -fPIC \
-		-fvisibility=hidden -o "$1/tlbtrace.so" "$d/tlbtrace.c" -lpthread &&
-		gcc -O2 -Wall -Wextra -Werror -o "$1/tlbsim" "$d/tlbsim.c"
+	env -u MAKEFLAGS -u MFLAGS make -s -C "$TOP/scripts/bench/tlb" O="$1" host
 }

@@ -27,7 +27,21 @@ LAYOUTS = [("full", "unpatched rodata=full (all PTEs)"),
            ("series", "patched, rodata=full, BBML2"),
            ("on", "rodata=on")]
 KMODE = ("kernel_linear", "kernel_other", "kernel_to_user")
-HW = 28.5   # % fewer dTLB-load-misses:k, perf, memcached, AmpereOne, 256 GB
+
+
+def measured(workload, event):
+    """(reduction in %, machine, source) from measured.tsv."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "measured.tsv")
+    for line in open(path):
+        if line.startswith("#") or not line.strip():
+            continue
+        f = line.rstrip("\n").split("\t")
+        if len(f) == 5 and f[0] == workload and f[1] == event:
+            return -float(f[2]), f[3], f[4]
+    sys.exit("report.py: no %s %s figure in %s" % (workload, event, path))
+
+
+HW, HW_MACHINE, HW_SOURCE = measured("memcached", "dTLB-load-misses:k")
 
 
 def per_k(n, insns):
@@ -210,8 +224,8 @@ def main(d, dcz=64):
         r = red(mc, "dtlb_k")
         md += ["", "## Against the hardware measurement (%s): a calibration" % mc, "",
                "The model is not a measurement: the one measurement is %.1f%% fewer "
-               "dTLB-load-misses:k (perf, memcached, AmpereOne, 256 GB). Model, median "
-               "[range] over %d runs:" % (HW, len(runs[mc])), "",
+               "dTLB-load-misses:k (perf, memcached, %s; %s). Model, median "
+               "[range] over %d runs:" % (HW, HW_MACHINE, HW_SOURCE, len(runs[mc])), "",
                "| what is counted | series vs full |", "|---|---:|",
                "| dTLB:k-like, L1 refills of kernel-mode accesses (perf's count) | %s |" % fmt(r, True),
                "| ... of kernel-mode accesses to kernel addresses only | %s |"
