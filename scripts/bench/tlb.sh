@@ -127,7 +127,7 @@ dcz=$(linmap_data section "$T/traced.data" tlb.dcz_bytes | head -1)
 msg "bench-tlb: replaying $(du -h "$T/rec.zst" | cut -f1) of recording with the model's variants${names:+ and$names}"
 # Two replays side by side, a core each; each also runs the plugin's own
 # models, which the report checks against the plugin's counts.
-"$T/tlbsim" replay --variants coalesce4,walk_cache,tlbi_va_l1 --params "$N1" \
+"$T/tlbsim" replay --variants coalesce4,walk_cache,tlbi_va_l1,tlbi_va_all --params "$N1" \
 	"$T/rec.zst" "$T/replay-a.json" 2>"$T/replay-a.log" &
 ra=$!
 "$T/tlbsim" replay --variants thp_user,end_layout --params "$N1" "${cores[@]}" \

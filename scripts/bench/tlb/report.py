@@ -216,7 +216,7 @@ def main(d, dcz=64):
         md.append("| %s dTLB:k | %s |" % (wl, " | ".join(fmt(red(wl, "dtlb_k", k), True) for k in keys)))
         md.append("| %s walks | %s |" % (wl, " | ".join(fmt(red(wl, "walk_k", k), True) for k in keys)))
     md += ["", "base: the N1 as published; l2xN: its L2 TLB N times as large; coalesce4, "
-           "walk_cache, tlbi_va_l1, thp_user, end_layout: tlbmodel.h's variants; another "
+           "walk_cache, tlbi_va_l1, tlbi_va_all, thp_user, end_layout: tlbmodel.h's variants; another "
            "core's name: that core's published TLBs."]
 
     mc = "memcached_host" if "memcached_host" in runs else "memcached"

@@ -9,8 +9,9 @@
  *
  * Per vCPU: a first-level data TLB and a first-level instruction TLB,
  * both fully associative, and a unified second-level TLB, set
- * associative, each with true LRU replacement and the page sizes a
- * core's parameter table gives (neoverse-n1.tsv). A leaf (a page, a
+ * associative, each with the replacement (true LRU unless the table says
+ * plru or random) and the page sizes a core's parameter table gives
+ * (neoverse-n1.tsv). A leaf (a page, a
  * contiguous range, a block) takes one entry of the largest size the
  * level supports that does not exceed the leaf. A first-level miss (a
  * refill: what perf's dTLB-load-misses and iTLB-load-misses count on
@@ -35,6 +36,9 @@
  *               leaf (the N1's L2 holds walk entries too)
  *   tlbi_va_l1  a TLBI by address empties the L1 TLBs (of every vCPU if
  *               broadcast); otherwise it is counted only
+ *   tlbi_va_all ... and the L2 too: the most a real TLBI by address can
+ *               remove (it removes the entries of its address, which the
+ *               plugin cannot read: QEMU's plugin API gives no operands)
  *   thp_user    user data pages are 2 MiB leaves, not 4 KiB
  *   end_layout  a window runs on the layout the guest sends after it
  *               (what the workload split), not the one before it
@@ -62,14 +66,24 @@ static const int base_shift = 12;
 
 /* ---- the TLB ----------------------------------------------------------- */
 
+/*
+ * Replacement: true LRU; pseudo-LRU by MRU bits (a hit or fill sets its
+ * entry's bit, and when every bit of the set is set the others clear; the
+ * victim is the first entry whose bit is clear); random (xorshift).
+ */
+enum { R_LRU, R_PLRU, R_RANDOM };
+static const char *const repl_name[] = { "lru", "plru", "random" };
+
 struct level {
 	unsigned int entries, ways, sets;
 	unsigned int nsizes, shifts[MAX_SIZES];	/* ascending */
+	unsigned int repl;
 };
 
 struct entry {
 	uint64_t tag;		/* vpn << 8 | walk << 7 | global << 6 | shift */
 	uint64_t used;		/* LRU stamp; 0: invalid */
+	unsigned int mru;	/* pseudo-LRU's bit */
 };
 
 #define TAG_GLOBAL	(1 << 6)
@@ -84,7 +98,7 @@ struct entry {
 struct tlb {
 	const struct level *lv;
 	struct entry *e;
-	uint64_t clock;
+	uint64_t clock, rng;
 	uint32_t *hash;
 	unsigned int hmask;
 };
@@ -161,6 +175,7 @@ static inline void tlb_init(struct tlb *t, const struct level *lv)
 	t->lv = lv;
 	t->e = calloc((size_t)lv->entries, sizeof(*t->e));
 	t->clock = 0;
+	t->rng = 0x9e3779b97f4a7c15ULL;
 	t->hash = NULL;
 	if (lv->sets == 1) {
 		for (t->hmask = 1; t->hmask < 4 * lv->entries; t->hmask <<= 1)
@@ -172,6 +187,48 @@ static inline void tlb_init(struct tlb *t, const struct level *lv)
 		die("out of memory%s", "");
 }
 
+/* The entry of @set to replace: an invalid one, else by the policy. */
+static inline unsigned int tlb_victim(struct tlb *t, const struct entry *set)
+{
+	unsigned int w, v = 0, ways = t->lv->ways;
+
+	for (w = 0; w < ways; w++)
+		if (!set[w].used)
+			return w;
+	switch (t->lv->repl) {
+	case R_RANDOM:
+		t->rng ^= t->rng << 13;
+		t->rng ^= t->rng >> 7;
+		t->rng ^= t->rng << 17;
+		return (unsigned int)(t->rng % ways);
+	case R_PLRU:
+		for (w = 0; w < ways; w++)
+			if (!set[w].mru)
+				return w;
+		return 0;
+	}
+	for (w = 1; w < ways; w++)
+		if (set[w].used < set[v].used)
+			v = w;
+	return v;
+}
+
+/* Entry @w of @set was hit or filled. */
+static inline void tlb_touch(struct tlb *t, struct entry *set, unsigned int w)
+{
+	unsigned int i, ways = t->lv->ways;
+
+	set[w].used = t->clock;
+	if (t->lv->repl != R_PLRU)
+		return;
+	set[w].mru = 1;
+	for (i = 0; i < ways; i++)
+		if (!set[i].mru)
+			return;
+	for (i = 0; i < ways; i++)
+		set[i].mru = i == w;
+}
+
 /*
  * Look up the entry of size 1 << @s (already splintered) for @va, and
  * fill it on a miss. @kind: TAG_GLOBAL for a kernel entry, | TAG_WALK
@@ -181,39 +238,35 @@ static inline int tlb_lookup(struct tlb *t, uint64_t va, unsigned int s, unsigne
 {
 	uint64_t vpn = va >> s, tag = vpn << 8 | kind | s;
 	struct entry *set = &t->e[(vpn % t->lv->sets) * t->lv->ways];
-	unsigned int w, victim = 0;
+	unsigned int w, victim;
 	int slot;
 
 	t->clock++;
 	if (t->hash) {
 		slot = hash_find(t, tag);
 		if (slot >= 0) {
-			t->e[t->hash[slot] - 1].used = t->clock;
+			tlb_touch(t, set, t->hash[slot] - 1);
 			return 1;
 		}
-		for (w = 1; w < t->lv->ways; w++)
-			if (set[w].used < set[victim].used)
-				victim = w;
+		victim = tlb_victim(t, set);
 		/* Always found; a lost one shows in the self-test's hash case. */
 		slot = set[victim].used ? hash_find(t, set[victim].tag) : -1;
 		if (slot >= 0)
 			hash_remove(t, slot);
 		set[victim].tag = tag;
-		set[victim].used = t->clock;
+		tlb_touch(t, set, victim);
 		hash_insert(t, tag, victim);
 		return 0;
 	}
 	for (w = 0; w < t->lv->ways; w++) {
 		if (set[w].tag == tag && set[w].used) {
-			set[w].used = t->clock;
+			tlb_touch(t, set, w);
 			return 1;
 		}
 	}
-	for (w = 1; w < t->lv->ways; w++)
-		if (set[w].used < set[victim].used)
-			victim = w;
+	victim = tlb_victim(t, set);
 	set[victim].tag = tag;
-	set[victim].used = t->clock;
+	tlb_touch(t, set, victim);
 	return 0;
 }
 
@@ -238,6 +291,7 @@ static inline void tlb_flush(struct tlb *t, int user_only)
 				hash_remove(t, slot);
 		}
 		t->e[i].used = 0;
+		t->e[i].mru = 0;
 	}
 }
 
@@ -441,6 +495,17 @@ static inline unsigned int parse_size(const char *t)
 	return shift;
 }
 
+static inline unsigned int repl_parse(const char *pol)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(repl_name) / sizeof(repl_name[0]); i++)
+		if (!strcmp(pol, repl_name[i]))
+			return i;
+	die("unknown replacement '%s' (lru, plru, random)", pol);
+	return R_LRU;
+}
+
 /* A level of @entries, @ways and the comma-separated page @sizes. */
 static inline void level_set(struct level *lv, const char *name, unsigned int entries,
 			     unsigned int ways, char *sizes)
@@ -453,6 +518,7 @@ static inline void level_set(struct level *lv, const char *name, unsigned int en
 	lv->ways = ways;
 	lv->sets = entries / ways;
 	lv->nsizes = 0;
+	lv->repl = R_LRU;
 	for (tok = strtok_r(sizes, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (lv->nsizes == MAX_SIZES)
 			die("%s: too many page sizes", name);
@@ -466,9 +532,9 @@ static inline void level_set(struct level *lv, const char *name, unsigned int en
 static inline void core_load(struct core *c, const char *path)
 {
 	FILE *f = fopen(path, "r");
-	char line[256], name[8], sizes[128];
+	char line[256], name[8], sizes[128], pol[16];
 	const char *base = strrchr(path, '/');
-	unsigned int entries, ways, seen = 0;
+	unsigned int entries, ways, seen = 0, repl = R_LRU;
 
 	if (!f)
 		die("cannot read parameters %s", path);
@@ -480,6 +546,10 @@ static inline void core_load(struct core *c, const char *path)
 
 		if (line[0] == '#' || line[0] == '\n')
 			continue;
+		if (sscanf(line, "replace %15s", pol) == 1) {
+			repl = repl_parse(pol);
+			continue;
+		}
 		if (sscanf(line, "%7s %u %u %127s", name, &entries, &ways, sizes) != 4)
 			die("bad line in %s", path);
 		if (!strcmp(name, "l1d"))
@@ -496,6 +566,7 @@ static inline void core_load(struct core *c, const char *path)
 	fclose(f);
 	if (seen != 7)
 		die("%s must give l1d, l1i and l2", path);
+	c->l1d.repl = c->l1i.repl = c->l2.repl = repl;
 	/* The trace filter (tlbtrace.h) is exact only for these. */
 	if (c->l1d.sets != 1 || c->l1i.sets != 1)
 		die("%s: the first-level TLBs must be fully associative", path);
@@ -510,13 +581,14 @@ static const char *const class_name[] = {
 
 enum {
 	V_COALESCE = 1, V_WALKCACHE = 2, V_TLBI_VA = 4, V_THP = 8, V_END_LAYOUT = 16,
-	V_NR = 5,
+	V_TLBI_VA_ALL = 32,
+	V_NR = 6,
 };
 static const char *const variant_name[] = {
-	"coalesce4", "walk_cache", "tlbi_va_l1", "thp_user", "end_layout",
+	"coalesce4", "walk_cache", "tlbi_va_l1", "thp_user", "end_layout", "tlbi_va_all",
 };
 /* Variants that change what the first level holds: their own L1s. */
-#define V_L1		(V_TLBI_VA | V_THP | V_END_LAYOUT)
+#define V_L1		(V_TLBI_VA | V_THP | V_END_LAYOUT | V_TLBI_VA_ALL)
 
 struct stats {
 	uint64_t daccess[NR_CLASSES], dmiss[NR_CLASSES], dwalk[NR_CLASSES];
@@ -798,7 +870,10 @@ static inline void do_insn(struct sim *s, unsigned int cpu, uint64_t va)
 	}
 }
 
-/* @what: 0 all entries, 1 user entries, 2 by address (the L1s, tlbi_va_l1). */
+/*
+ * @what: 0 all entries, 1 user entries, 2 by address (the L1s with
+ * tlbi_va_l1, the L1s and the L2 with tlbi_va_all).
+ */
 static inline void do_flush(struct sim *s, unsigned int cpu, int bcast, int what)
 {
 	unsigned int i, c;
@@ -806,7 +881,7 @@ static inline void do_flush(struct sim *s, unsigned int cpu, int bcast, int what
 	for (i = 0; i < s->nmodels; i++) {
 		struct model *m = &s->m[i];
 
-		if (what == 2 && !(m->variant & V_TLBI_VA))
+		if (what == 2 && !(m->variant & (V_TLBI_VA | V_TLBI_VA_ALL)))
 			continue;
 		for (c = 0; c < s->vcpus; c++) {
 			if (!bcast && c != cpu)
@@ -815,7 +890,7 @@ static inline void do_flush(struct sim *s, unsigned int cpu, int bcast, int what
 				tlb_flush(&m->l1d[c], what == 1);
 				tlb_flush(&m->l1i[c], what == 1);
 			}
-			if (what != 2)
+			if (what != 2 || (m->variant & V_TLBI_VA_ALL))
 				tlb_flush(&m->tl2[c], what == 1);
 		}
 	}

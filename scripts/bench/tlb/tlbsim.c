@@ -103,7 +103,8 @@ static void scan_ends(const char *path, struct ends *e)
 
 static int replay(int argc, char **argv)
 {
-	static struct core cores[4];
+	/* The first core's 9 inline models and 3 a further core: 40. */
+	static struct core cores[11];
 	static struct sim s;
 	struct layout on = { .name = "on" };
 	struct rx_layout x = { 0 };
@@ -125,12 +126,12 @@ static int replay(int argc, char **argv)
 				else if (i < V_NR)
 					variants |= 1 << i;
 				else
-					die("no variant '%s' (all, coalesce4, walk_cache, tlbi_va_l1, thp_user, end_layout)", t);
+					die("no variant '%s' (all, coalesce4, walk_cache, tlbi_va_l1, thp_user, end_layout, tlbi_va_all)", t);
 			}
 			argc--, argv++;
 		} else if (!strcmp(argv[0], "--params") && argc > 3) {
-			if (ncores == 4)
-				die("at most 4 cores%s", "");
+			if (ncores == 11)
+				die("at most 11 cores%s", "");
 			core_load(&cores[ncores++], argv[1]);
 			argc--, argv++;
 		} else {
@@ -195,14 +196,18 @@ static struct core st_core;
 static int st_failed, st_n;
 static const char *st_dir;
 
+/* "ENTRIES WAYS SIZES [REPLACEMENT]" */
 static void st_level(struct level *lv, const char *spec)
 {
-	char sizes[64];
+	char sizes[64], pol[16];
 	unsigned int e, w;
+	int n = sscanf(spec, "%u %u %63s %15s", &e, &w, sizes, pol);
 
-	if (sscanf(spec, "%u %u %63s", &e, &w, sizes) != 3)
+	if (n < 3)
 		die("bad level '%s' in the self-test", spec);
 	level_set(lv, "self-test", e, w, sizes);
+	if (n == 4)
+		lv->repl = repl_parse(pol);
 }
 
 /*
@@ -541,6 +546,23 @@ static int selftest(const char *dir)
 	st_dir = dir;
 	st_params();
 
+	/* A core table's "replace" line sets every level's replacement. */
+	{
+		char path[] = "/tmp/tlbsim-core-XXXXXX";
+		struct core c;
+		int fd = mkstemp(path);
+		FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+		if (!f)
+			die("cannot write a core table in /tmp%s", "");
+		fprintf(f, "replace\tplru\nl1i\t4\t4\t4K\nl1d\t4\t4\t4K\nl2\t8\t2\t4K\n");
+		fclose(f);
+		core_load(&c, path);
+		unlink(path);
+		st_check("params: a table's replace line reaches every level",
+			 c.l1d.repl == R_PLRU && c.l1i.repl == R_PLRU && c.l2.repl == R_PLRU, 1);
+	}
+
 	/* LRU: A B C A in a 2-entry first level; the second holds all. */
 	st_setup(&s, "2 2 4K", "4 2 4K", 1);
 	sim_add(&s, 0, &st_core, 1, 0);
@@ -552,6 +574,47 @@ static int selftest(const char *dir)
 	st_run(&s, r, n);
 	st_check("lru: l1 misses of A B C A", st(&s, 0)->dmiss[C_KLIN], 4);
 	st_check("lru: walks of A B C A", st(&s, 0)->dwalk[C_KLIN], 3);
+
+	/*
+	 * Replacement in a 3-entry first level, A B C A D B A: true LRU
+	 * evicts B then C and keeps A (5 misses); pseudo-LRU's bits, all
+	 * set by C, keep only C's, so D takes B's place and B then A's
+	 * (6 misses).
+	 */
+	for (i = 0; i < 2; i++) {
+		static const unsigned int seq[] = { 0, 1, 2, 0, 3, 1, 0 };
+		unsigned int j;
+
+		st_setup(&s, i ? "3 3 4K plru" : "3 3 4K", "64 4 4K", 1);
+		sim_add(&s, 0, &st_core, 1, 0);
+		n = 0;
+		for (j = 0; j < 7; j++)
+			r[n++] = D(K0 + seq[j] * 4096, 0);
+		st_run(&s, r, n);
+		st_check(i ? "replacement: plru, l1 misses of A B C A D B A" :
+			     "replacement: lru, l1 misses of A B C A D B A",
+			 st(&s, 0)->dmiss[C_KLIN], i ? 6 : 5);
+	}
+	/*
+	 * A cycle over 4 pages in 3 entries: LRU misses every time, random
+	 * replacement keeps some (a fixed seed: the same count every run).
+	 */
+	for (i = 0; i < 2; i++) {
+		unsigned int j;
+
+		st_setup(&s, i ? "3 3 4K random" : "3 3 4K", "64 4 4K", 1);
+		sim_add(&s, 0, &st_core, 1, 0);
+		n = 0;
+		for (j = 0; j < 400; j++)
+			r[n++] = D(K0 + (j % 4) * 4096, 0);
+		st_run(&s, r, n);
+		if (i)
+			st_check("replacement: random keeps some of a cycle one too large",
+				 st(&s, 0)->dmiss[C_KLIN] > 100 && st(&s, 0)->dmiss[C_KLIN] < 360, 1);
+		else
+			st_check("replacement: lru misses every access of a cycle one too large",
+				 st(&s, 0)->dmiss[C_KLIN], 400);
+	}
 
 	/* Set associativity: pages 0 2 4 share set 0 of 2 ways. */
 	st_setup(&s, "1 1 4K", "4 2 4K", 1);
@@ -657,6 +720,7 @@ static int selftest(const char *dir)
 	st_setup(&s, "4 4 4K", "8 2 4K", 2);
 	sim_add(&s, 0, &st_core, 1, 0);
 	sim_add(&s, 0, &st_core, 1, V_TLBI_VA);
+	sim_add(&s, 0, &st_core, 1, V_TLBI_VA_ALL);
 	n = 0;
 	r[n++] = D(K0, 0);
 	r[n++] = UD(U0, 0);
@@ -676,6 +740,8 @@ static int selftest(const char *dir)
 	st_check("tlbi: no l1 flush by address in the base model", s.m[0].st.dmiss[C_KLIN], 2);
 	st_check("variant tlbi_va_l1: the L1 flushed by address, not the L2",
 		 s.m[1].st.dmiss[C_KLIN] * 100 + s.m[1].st.dwalk[C_KLIN], 302);
+	st_check("variant tlbi_va_all: the L1 and the L2 flushed by address",
+		 s.m[2].st.dmiss[C_KLIN] * 100 + s.m[2].st.dwalk[C_KLIN], 303);
 
 	/* coalesce4: four linear 4K pages share an L2 entry; user ones not. */
 	st_setup(&s, "1 1 4K", "64 4 4K,16K", 1);

@@ -95,6 +95,17 @@ PY
 	else
 		bad "tlb: the replay counts what the plugin counted" "$sum"
 	fi
+	# The sensitivity sweep (scripts/bench/tlb/sweep.sh) on this recording:
+	# each variant of the N1's table replays, and the L1D sizes behave as
+	# a fully associative LRU level must.
+	if ! "$TOP/scripts/bench/tlb/sweep.sh" "$d/tlbsim" "$d/rec.zst" "$d/sweep" >"$d/sweep.log" 2>&1; then
+		bad "tlb: the sensitivity sweep replays every variant" "$(tail -3 "$d/sweep.log")"
+	elif sum=$(python3 "$TOP/scripts/bench/tlb/sweep_report.py" --check "$d/sweep/entries.json" \
+		"$d/sweep/sizes.json" 2>&1); then
+		ok "tlb: the sensitivity sweep replays every variant; more L1D entries, no more refills"
+	else
+		bad "tlb: the sensitivity sweep replays every variant; more L1D entries, no more refills" "$sum"
+	fi
 }
 if [ "$TREE" = series ] && [[ " ${built[*]} " == *" 4K "* ]]; then
 	msg "TLB model and plugin"
