@@ -155,6 +155,13 @@ if ! grep -q "$end" "$log"; then
 	fail=1
 else
 	sed -n '/^@@LINMAP-BEGIN/,/^@@LINMAP-END/p' "$log" | tr -d '\r' >"$data"
+	# The job's own status (scripts/guest/init): not 0 when it could not
+	# do its work (no module, a hibernation image not restored).
+	grc=$(sed -n 's/^@@LINMAP-END rc=//p' "$data" | tail -1)
+	if [ -n "$grc" ] && [ "$grc" != 0 ]; then
+		printf "FAIL %s: the guest's job ended with rc=%s; its records: %s\n" "$NAME" "$grc" "$data" >&2
+		fail=1
+	fi
 fi
 # A first kernel that handed over to a second (kexec, kdump) printed its
 # own record before it did.

@@ -216,6 +216,25 @@ expect_fail "kit: make bench-tlb refuses TLB_RUNS=5 up front" "TLB_RUNS takes tw
 expect_fail "kit: make bench-tlb refuses an unknown TLB_CORES table up front" "TLB_CORES: no parameter table" \
 	env TLB_CORES=cortex-z9.tsv OUT="$T/out-tlb" "$TOP/scripts/bench/tlb.sh"
 [ ! -e "$T/out-tlb/tlb" ] || bad "kit: a refused make bench-tlb did no work" "$(ls -A "$T/out-tlb/tlb")"
+# The guest's own status at its end marker is read: a job that ended
+# with rc=1 fails the boot, rc=0 does not (a stand-in QEMU prints them).
+mkdir -p "$T/fakeqemu"
+printf '#!/bin/sh\nprintf "linmap: job\\n@@LINMAP-BEGIN\\n[meta]\\nkernel=x\\n@@LINMAP-END rc=%%s\\n" "$FAKE_RC"\n' \
+	>"$T/fakeqemu/qemu-system-aarch64"
+chmod +x "$T/fakeqemu/qemu-system-aarch64"
+: >"$T/fake.Image"
+: >"$T/fake.cpio.gz"
+fake_boot() {	# RC
+	env PATH="$T/fakeqemu:$PATH" FAKE_RC="$1" OUT="$T/out-boot" KIT_IMAGE="$T/fake.Image" \
+		INITRD="$T/fake.cpio.gz" JOB=check NAME=fake-rc$1 LOGDIR="$T/fakelog" \
+		QEMU_TIMEOUT=30 "$TOP/scripts/job/boot.sh"
+}
+expect_fail "kit: a guest whose job ends with rc=1 fails its boot" "job ended with rc=1" fake_boot 1
+if out=$(fake_boot 0 2>&1); then
+	ok "kit: a guest whose job ends with rc=0 passes its boot"
+else
+	bad "kit: a guest whose job ends with rc=0 passes its boot" "$out"
+fi
 refused EL2=yes 'on or off'
 refused IOMMU=smmuv2 'smmuv3 or empty'
 refused ICOUNT=11 'an -icount shift from 0 to 10'
