@@ -117,7 +117,9 @@ install-tests:
 
 # Debian packages of 6.12 with the series (linux-image, linux-headers),
 # Debian's own arm64 configuration unless DEB_CONFIG=kit: out/deb/<release>/.
-deb: deps
+# The tree and its patches first, as make deb's (DEB_TREE: lib.sh's tree_name).
+deb: export DEB_TREE := 1
+deb: apply
 	@exec $(S)/job/deb.sh
 
 clean:

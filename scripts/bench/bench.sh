@@ -77,10 +77,8 @@ start=$(date +%s)
 
 for series in off on; do
 	msg "bench: build ($([ $series = on ] && echo patched || echo unpatched), 4K, DEBUG=$DEBUG)"
-	for step in apply kernel kmod selftests initramfs; do
-		SERIES=$series PAGE_SIZE=4K "$TOP/scripts/job/$step.sh" ||
-			die "bench: '$step' failed for SERIES=$series"
-	done
+	SERIES=$series PAGE_SIZE=4K kit_make initramfs ||
+		die "bench: the kernel, module or initramfs failed for SERIES=$series"
 done
 
 # boot NAME TREE MEM CMDLINE [ROUNDS SETMEM COST CONTPTE]; ICOUNT_BOOT and

@@ -83,9 +83,7 @@ msg "bench-tlb: the plugin and the model"
 tlb_tools "$T" || die "bench-tlb: building scripts/bench/tlb failed"
 "$T/tlbsim" --selftest "$TOP/scripts/bench/tlb" >"$T/selftest.tap" ||
 	die "bench-tlb: the model's self-test failed: $T/selftest.tap"
-for step in apply kernel kmod selftests initramfs; do
-	SERIES=on "$TOP/scripts/job/$step.sh" || die "bench-tlb: '$step' failed"
-done
+SERIES=on kit_make initramfs || die "bench-tlb: the kernel, module or initramfs failed"
 ROOTFS_IMG=$("$TOP/scripts/job/rootfs.sh") || die "bench-tlb: no Debian userspace (scripts/job/rootfs.sh)"
 
 # KFENCE's pool set up at boot, as in make bench: without it 6.12 keeps

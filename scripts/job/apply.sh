@@ -9,7 +9,7 @@
 # only when the patches or the base changed.
 . "$(dirname "$0")/../lib/lib.sh"
 
-"$TOP/scripts/job/tree.sh" >/dev/null
+[ -e "$SRC/.git" ] || die "no source tree at $SRC; run 'make tree' first"
 if [ "$TREE" = base ]; then
 	[ "$SERIES" = off ] && msg "SERIES=off: building the unpatched base (with its test-only counters)"
 	[ "$SERIES" != off ] && msg "patches/ is empty: the series tree is the base tree"

@@ -41,9 +41,8 @@ else
 	BUILD=$OUT/trees/$TREE/build-deb-kit-$VARIANT
 fi
 export PAGE_SIZE KIT_BUILD=$BUILD
-
-"$TOP/scripts/job/tree.sh" >/dev/null
-"$TOP/scripts/job/apply.sh"
+# make deb made and patched the tree first (the Makefile, with DEB_TREE).
+[ -f "$OUT/trees/$TREE/applied" ] || die "the $TREE tree is not patched; run 'make deb'"
 
 # What the release names: the series, the test-only patches if any, and
 # this repository's commit (dirty if its files differ from it).

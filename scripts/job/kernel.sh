@@ -4,9 +4,8 @@
 . "$(dirname "$0")/../lib/lib.sh"
 
 require_cmds "${CROSS_COMPILE}gcc" ccache make
-mkdir -p "$BUILD"
+[ -f "$BUILD/.config" ] || die "no configuration in $BUILD; run 'make config' first"
 build_begin "$BUILD"
-"$TOP/scripts/job/config.sh"
 log=$BUILD/build.log
 msg "building $TREE kernel $VARIANT ($PAGE_SIZE pages, $VA_BITS-bit VA$([ "$KASAN" = off ] || echo ", KASAN_${KASAN^^}_TAGS")) in $BUILD (log: $log)"
 start=$(date +%s)

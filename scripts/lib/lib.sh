@@ -472,6 +472,11 @@ CHECK_DISK_GIB=${CHECK_DISK_GIB:-16}
 disk_need() { echo "make check needs about $CHECK_DISK_GIB GiB free"; }
 tally() { echo "$pass passed, $failed failed, $skipped skipped"; [ "$failed" = 0 ]; }
 
+# kit_make TARGET...: the kit's own make targets from a script: the
+# Makefile's graph alone orders the steps (a step never runs the one
+# before it). The settings go through the environment.
+kit_make() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory -C "$TOP" "$@"; }
+
 # The guest's data block, read by scripts/lib/linmap_data.py (see its usage).
 linmap_data() { python3 "$TOP/scripts/lib/linmap_data.py" "$@"; }
 

@@ -225,7 +225,8 @@ for p in "${patches[@]}"; do
 	fi
 	t0=$(date +%s)
 	msg "building after $name (step $applied of ${#patches[@]})"
-	if env "${STEP_ENV[@]}" "$TOP/scripts/job/kernel.sh" >"$W/logs/step-$applied.kernel" 2>&1; then
+	if env "${STEP_ENV[@]}" bash -c '"$1/config.sh" && "$1/kernel.sh"' _ "$TOP/scripts/job" \
+		>"$W/logs/step-$applied.kernel" 2>&1; then
 		ok "builds ($PAGE_SIZE) after: $name"
 	else
 		detail=$(grep -E 'error' "$W/step-$PAGE_SIZE/build.log" | head -10)

@@ -30,15 +30,12 @@ for ps in $PAGE_SIZES; do
 		continue
 	fi
 	msg "build ($TREE tree, $ps: $va-bit VA, $levels levels)"
-	fail=
-	for step in apply kernel kmod selftests initramfs; do
-		if ! geo "$ps" "$TOP/scripts/job/$step.sh"; then
-			bad "build $ps: $step"
-			fail=1
-			break
-		fi
-	done
-	[ -n "$fail" ] && continue
+	# Its progress shows here as it goes, and stays in the log.
+	if ! geo "$ps" kit_make initramfs 2> >(tee "$CHECK/build-$TREE-$ps.log" >&2); then
+		bad "build $ps: kernel, module, selftests and initramfs ($TREE tree)" \
+			"$(grep -E '^(error|make: \*\*\*)' "$CHECK/build-$TREE-$ps.log" | head -5); see $CHECK/build-$TREE-$ps.log"
+		continue
+	fi
 	ok "build $ps: kernel, module, selftests and initramfs ($TREE tree)"
 	built+=("$ps")
 done

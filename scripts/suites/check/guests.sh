@@ -79,7 +79,7 @@ deb_packages() {
 	local commit f
 	[ -z "$DEB_RELEASE" ] || return 0
 	msg "make deb DEB_CONFIG=kit DEB_TESTING=on: the packages make check installs"
-	if ! DEB_PKGS=$(DEB_CONFIG=kit DEB_TESTING=on PAGE_SIZE=4K "$TOP/scripts/job/deb.sh" 2>"$CHECK/deb.log"); then
+	if ! DEB_PKGS=$(DEB_CONFIG=kit DEB_TESTING=on PAGE_SIZE=4K kit_make deb 2>"$CHECK/deb.log"); then
 		bad "make deb (DEB_CONFIG=kit): linux-image and linux-headers packages" "$(tail -8 "$CHECK/deb.log")"
 		return 1
 	fi

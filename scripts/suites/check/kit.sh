@@ -235,6 +235,25 @@ if out=$(fake_boot 0 2>&1); then
 else
 	bad "kit: a guest whose job ends with rc=0 passes its boot" "$out"
 fi
+# The guest's own status at its end marker is read: a job that ended
+# with rc=1 fails the boot, rc=0 does not (a stand-in QEMU prints them).
+mkdir -p "$T/fakeqemu"
+printf '#!/bin/sh\nprintf "linmap: job\\n@@LINMAP-BEGIN\\n[meta]\\nkernel=x\\n@@LINMAP-END rc=%%s\\n" "$FAKE_RC"\n' \
+	>"$T/fakeqemu/qemu-system-aarch64"
+chmod +x "$T/fakeqemu/qemu-system-aarch64"
+: >"$T/fake.Image"
+: >"$T/fake.cpio.gz"
+fake_boot() {	# RC
+	env PATH="$T/fakeqemu:$PATH" FAKE_RC="$1" OUT="$T/out-boot" KIT_IMAGE="$T/fake.Image" \
+		INITRD="$T/fake.cpio.gz" JOB=check NAME=fake-rc$1 LOGDIR="$T/fakelog" \
+		QEMU_TIMEOUT=30 "$TOP/scripts/job/boot.sh"
+}
+expect_fail "kit: a guest whose job ends with rc=1 fails its boot" "job ended with rc=1" fake_boot 1
+if out=$(fake_boot 0 2>&1); then
+	ok "kit: a guest whose job ends with rc=0 passes its boot"
+else
+	bad "kit: a guest whose job ends with rc=0 passes its boot" "$out"
+fi
 refused EL2=yes 'on or off'
 refused IOMMU=smmuv2 'smmuv3 or empty'
 refused ICOUNT=11 'an -icount shift from 0 to 10'
@@ -282,11 +301,20 @@ diff --git a/file.txt b/file.txt
 +2
  three
 P
+# tree, then apply, as make apply runs them.
+tree_apply() {	# OUT
+	env SERIES=on KSRC="$T/good" OUT="$1" PATCHDIR="$T/patches" "$TOP/scripts/job/tree.sh" >/dev/null &&
+		env SERIES=on KSRC="$T/good" OUT="$1" PATCHDIR="$T/patches" "$TOP/scripts/job/apply.sh"
+}
+# A step does not run the one before it (the Makefile's graph does): one
+# run alone says which to run.
+expect_fail "kit: apply with no tree says to run make tree" "run 'make tree' first" \
+	env SERIES=on KSRC="$T/good" OUT="$T/out-seq" PATCHDIR="$T/patches" "$TOP/scripts/job/apply.sh"
+expect_fail "kit: kernel with no configuration says to run make config" "run 'make config' first" \
+	env OUT="$T/out-seq" KIT_BUILD="$T/out-seq/build" "$TOP/scripts/job/kernel.sh"
 expect_fail "kit: a patch that does not apply is named, with how to go on" \
-	'0001-bad.patch does not apply' \
-	env SERIES=on KSRC="$T/good" OUT="$T/out4" PATCHDIR="$T/patches" "$TOP/scripts/job/apply.sh"
-if grep -q 'am --continue' <(env SERIES=on KSRC="$T/good" OUT="$T/out5" PATCHDIR="$T/patches" \
-	"$TOP/scripts/job/apply.sh" 2>&1); then
+	'0001-bad.patch does not apply' tree_apply "$T/out4"
+if grep -q 'am --continue' <(tree_apply "$T/out5" 2>&1); then
 	ok "kit: the apply error says how to continue or abort"
 else
 	bad "kit: the apply error says how to continue or abort"
