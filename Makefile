@@ -24,7 +24,7 @@ S := scripts
 # step started.
 
 .PHONY: help deps tree apply config kernel kmod selftests initramfs rootfs bootable boot \
-	run check check-kit check-geometries soak modes bench bench-quick bench-tlb check-series check-configs install-tests deb \
+	run check check-kit check-geometries soak modes bench bench-quick bench-tlb bench-upstream check-series check-configs install-tests deb \
 	clean distclean
 
 help:
@@ -92,6 +92,11 @@ bench-quick: deps
 # replaying real workloads' accesses for three layouts of the linear map.
 bench-tlb: deps
 	@exec $(S)/bench/tlb.sh
+
+# The series beside upstream's own implementation, built like the kit's
+# kernels and as Debian ships it (Documentation/upstream.rst).
+bench-upstream: deps
+	@exec $(S)/bench/upstream.sh
 
 # Every other page-table geometry 6.12 offers (VA_BITS per page size), each
 # booted with BBML2 on every CPU and with the repaint. Seven more kernels.

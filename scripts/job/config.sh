@@ -53,10 +53,19 @@ last_setting() {
 	awk '{ k = $0; sub(/=.*/, "", k); if (!(k in v)) o[++n] = k; v[k] = $0 }
 	     END { for (i = 1; i <= n; i++) print v[o[i]] }'
 }
+# KIT_CONFIG_ABSENT: options a newer tree no longer has (the upstream peer,
+# scripts/job/upstream-kernel.sh); each must be unknown to its Kconfig.
+absent=" ${KIT_CONFIG_ABSENT:-} "
+for opt in $absent; do
+	! grep -rqx --include='Kconfig*' "config $opt" "$SRC/arch/arm64" "$SRC/init" "$SRC/mm" ||
+		die "KIT_CONFIG_ABSENT names $opt, which $SRC still has"
+done
 bad=0
 while IFS= read -r line; do
+	opt=${line%%=*}
+	[ "${absent/ ${opt#CONFIG_} /}" = "$absent" ] || continue
 	case "$line" in
-	CONFIG_*=n) opt=${line%%=*}
+	CONFIG_*=n)
 		grep -q "^$opt=" "$BUILD/.config" && { warn "$opt is set, fragment wants it off"; bad=1; } ;;
 	CONFIG_*=*) grep -qxF "$line" "$BUILD/.config" || { warn "$line did not take effect"; bad=1; } ;;
 	esac

@@ -49,7 +49,7 @@ if [ -s "$BUILD/modules.order" ]; then
 fi
 mkdir -p "$root/etc"
 install -m 644 "$ST/progs" "$root/etc/linmap_progs"
-for p in $(cat "$ST/progs") linmap_secret linmap_contpte; do
+for p in $(cat "$ST/progs") linmap_secret linmap_contpte linmap_jit; do
 	install -m 755 "$ST/$p" "$root/bin/"
 done
 install -m 755 "$TOP/scripts/guest/linmap_tests" "$root/bin/linmap_tests"

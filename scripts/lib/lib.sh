@@ -256,7 +256,8 @@ tree_name() {
 	fi
 }
 
-TREE=$(tree_name)
+# KIT_TREE: a name for a tree the kit does not patch (the upstream peer).
+TREE=${KIT_TREE:-$(tree_name)}
 # qemu_mte_broken: prints why no QEMU here can run a KASAN_HW_TAGS guest,
 # and succeeds, if none can; fetches one if need be (scripts/job/qemu-mte.sh:
 # QEMU_MTE, QEMU_MTE_OK, QEMU_MTE_FETCH).

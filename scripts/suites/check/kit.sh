@@ -216,6 +216,15 @@ expect_fail "kit: make bench-tlb refuses TLB_RUNS=5 up front" "TLB_RUNS takes tw
 expect_fail "kit: make bench-tlb refuses an unknown TLB_CORES table up front" "TLB_CORES: no parameter table" \
 	env TLB_CORES=cortex-z9.tsv OUT="$T/out-tlb" "$TOP/scripts/bench/tlb.sh"
 [ ! -e "$T/out-tlb/tlb" ] || bad "kit: a refused make bench-tlb did no work" "$(ls -A "$T/out-tlb/tlb")"
+expect_fail "kit: make bench-upstream refuses UPBENCH_CHURN_ROUNDS=ten up front" "UPBENCH_CHURN_ROUNDS takes a number" \
+	env UPBENCH_CHURN_ROUNDS=ten OUT="$T/out-up" "$TOP/scripts/bench/upstream.sh"
+expect_fail "kit: make bench-upstream refuses an unknown kernel up front" "no kernel 'linux-next'" \
+	env UPBENCH_KERNELS="series linux-next" OUT="$T/out-up" "$TOP/scripts/bench/upstream.sh"
+expect_fail "kit: make bench-upstream refuses UPBENCH_LARGE_MEM=64 up front" "UPBENCH_LARGE_MEM takes a size in GiB" \
+	env UPBENCH_LARGE_MEM=64 OUT="$T/out-up" "$TOP/scripts/bench/upstream.sh"
+expect_fail "kit: make bench-upstream refuses PAGE_SIZE=16K up front" "compares 4K kernels" \
+	env PAGE_SIZE=16K OUT="$T/out-up" "$TOP/scripts/bench/upstream.sh"
+[ ! -e "$T/out-up/bench-upstream" ] || bad "kit: a refused make bench-upstream did no work" "$(ls -A "$T/out-up/bench-upstream")"
 # The guest's own status at its end marker is read: a job that ended
 # with rc=1 fails the boot, rc=0 does not (a stand-in QEMU prints them).
 mkdir -p "$T/fakeqemu"
@@ -235,24 +244,26 @@ if out=$(fake_boot 0 2>&1); then
 else
 	bad "kit: a guest whose job ends with rc=0 passes its boot" "$out"
 fi
-# The guest's own status at its end marker is read: a job that ended
-# with rc=1 fails the boot, rc=0 does not (a stand-in QEMU prints them).
-mkdir -p "$T/fakeqemu"
-printf '#!/bin/sh\nprintf "linmap: job\\n@@LINMAP-BEGIN\\n[meta]\\nkernel=x\\n@@LINMAP-END rc=%%s\\n" "$FAKE_RC"\n' \
-	>"$T/fakeqemu/qemu-system-aarch64"
-chmod +x "$T/fakeqemu/qemu-system-aarch64"
-: >"$T/fake.Image"
-: >"$T/fake.cpio.gz"
-fake_boot() {	# RC
-	env PATH="$T/fakeqemu:$PATH" FAKE_RC="$1" OUT="$T/out-boot" KIT_IMAGE="$T/fake.Image" \
-		INITRD="$T/fake.cpio.gz" JOB=check NAME=fake-rc$1 LOGDIR="$T/fakelog" \
-		QEMU_TIMEOUT=30 "$TOP/scripts/job/boot.sh"
+# The report of make bench-upstream, from two made-up guests: the ratio
+# series / upstream of each figure, and a guest with no data named.
+mkdir -p "$T/upr"
+life_data() {	# PUD TABLES STATUS
+	printf '@@LINMAP-BEGIN\n[meta]\nkernel=x\nmodule=loaded\n'
+	for ph in boot modules bpf_jit secretmem churn idle; do
+		printf '[life.%s]\nstatus=%s\nall.pud=%s\nall.pmd=10\nall.cont_pmd=0\nall.pte=7\nall.cont_pte=16\ntable_pages=%s\nMemFree=100\n' \
+			"$ph" "$3" "$1" "$2"
+	done
+	printf '@@LINMAP-END rc=0\n'
 }
-expect_fail "kit: a guest whose job ends with rc=1 fails its boot" "job ended with rc=1" fake_boot 1
-if out=$(fake_boot 0 2>&1); then
-	ok "kit: a guest whose job ends with rc=0 passes its boot"
+life_data 3 8 ok >"$T/upr/series-4G.data"
+life_data 2 16 cpa-1 >"$T/upr/upstream-4G.data"
+out=$(python3 "$TOP/scripts/bench/upstream_report.py" "$T/upr" 64G series upstream 2>&1) && rc=0 || rc=$?
+if [ "$rc" = 1 ] && grep -q '^idle: table pages  *8  *16  *0.500' <<<"$out" &&
+   grep -q '^idle: PUD leaves (1G)  *3  *2  *1.500' <<<"$out" &&
+   grep -q 'upstream cpa-1' <<<"$out" && grep -q 'series at 64G: no data' <<<"$out"; then
+	ok "kit: bench-upstream's report sets each figure beside upstream's with the ratio, and names what is missing"
 else
-	bad "kit: a guest whose job ends with rc=0 passes its boot" "$out"
+	bad "kit: bench-upstream's report sets each figure beside upstream's with the ratio, and names what is missing" "exit $rc: $out"
 fi
 refused EL2=yes 'on or off'
 refused IOMMU=smmuv2 'smmuv3 or empty'
