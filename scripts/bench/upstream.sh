@@ -15,10 +15,11 @@
 #                 (scripts/job/upstream.sh): what a distribution ships
 # Each boots the guest job 'life' (scripts/guest/init) at 4 GiB: the linear
 # map at boot, after 20 module loads, a BPF JIT storm, secretmem churn,
-# UPBENCH_CHURN_ROUNDS (100) rounds of mixed churn (3000 changes of the
-# shadow-model stress, a module load, each secondary CPU offline and
-# online) and UPBENCH_IDLE_SECS (60) idle: the same work on every kernel;
-# and again at UPBENCH_LARGE_MEM (64G) for the layout at boot alone.
+# UPBENCH_CHURN_ROUNDS (100) rounds of mixed churn (3000 changes by each
+# thread, one a CPU, of the shadow-model stress, a module load, each
+# secondary CPU offline and online) and UPBENCH_IDLE_SECS (60) idle: the same work on every kernel;
+# and again at UPBENCH_LARGE_MEM (64G; empty: none) for the layout at
+# boot alone. UPBENCH_PLAN=1 prints what would run and stops.
 # Writes out/bench-upstream/report.rst (tables, each ratio series/upstream)
 # and keeps each guest's log and data there.
 
@@ -31,7 +32,7 @@ export EXTRA_CONFIG="$(cd "$(dirname "$0")/../configs" && pwd)/bpf-jit.config"
 CHURN=${UPBENCH_CHURN_ROUNDS:-100}
 KERNELS=${UPBENCH_KERNELS:-series upstream series-collapse upstream-deb}
 IDLE=${UPBENCH_IDLE_SECS:-60}
-LARGE=${UPBENCH_LARGE_MEM:-64G}
+LARGE=${UPBENCH_LARGE_MEM-64G}
 [[ "$CHURN" =~ ^[1-9][0-9]*$ ]] || die "UPBENCH_CHURN_ROUNDS takes a number of rounds (got '$CHURN')"
 for k in $KERNELS; do
 	case $k in series|upstream|series-collapse|upstream-deb) ;;
@@ -43,6 +44,11 @@ want() { [[ " $KERNELS " == *" $1 "* ]]; }
 [ -z "$LARGE" ] || [[ "$LARGE" =~ ^[1-9][0-9]*G$ ]] ||
 	die "UPBENCH_LARGE_MEM takes a size in GiB, e.g. 64G, or nothing (got '$LARGE')"
 [ "$PAGE_SIZE" = 4K ] || die "make bench-upstream compares 4K kernels (Debian's upstream kernel is 4K; got PAGE_SIZE=$PAGE_SIZE)"
+# UPBENCH_PLAN=1: say what would run, and stop.
+if [ "${UPBENCH_PLAN:-0}" = 1 ]; then
+	echo "kernels: $KERNELS; churn: $CHURN rounds; idle: ${IDLE}s; large: ${LARGE:-none}"
+	exit 0
+fi
 DIR=$OUT/bench-upstream
 rm -rf "$DIR"
 mkdir -p "$DIR"
@@ -104,7 +110,10 @@ if [ -n "$LARGE" ]; then
 	life "$LARGE" "$LARGE" ""
 fi
 names=()
-for k in "${kernels[@]}"; do names+=("${k%%|*}"); done
+# The kernels with collapse on boot at 4 GiB only (see life).
+for k in "${kernels[@]}"; do
+	names+=("${k%%|*}$([ "${k##*|}" != on ] || echo :4G)")
+done
 python3 "$TOP/scripts/bench/upstream_report.py" "$DIR" "${LARGE:-}" "${names[@]}" >"$DIR/report.rst" ||
 	die "no report; the guests' data is in $DIR"
 cat "$DIR/report.rst"

@@ -3,9 +3,10 @@
 """make bench-upstream's report: the linear map of each kernel after each
 phase of the guest job 'life', side by side, with series / upstream.
 
-usage: upstream_report.py DIR LARGE_MEM NAME...
+usage: upstream_report.py DIR LARGE_MEM NAME[:4G]...
   DIR holds NAME-4G.data and, if LARGE_MEM is given, NAME-LARGE_MEM.data
-  for each kernel NAME (series first, upstream second).
+  for each kernel NAME (series first, upstream second) but those marked
+  :4G, which boot at 4 GiB only.
 """
 import os
 import sys
@@ -76,12 +77,14 @@ def main(argv):
     if len(argv) < 4:
         sys.stderr.write(__doc__)
         return 2
-    out, large, names = argv[1], argv[2], argv[3:]
-    head = ["", names[0], names[1] if len(names) > 1 else "-", "ratio"] + names[2:]
+    out, large = argv[1], argv[2]
+    only4g = [n[:-3] for n in argv[3:] if n.endswith(":4G")]
+    every = [n for n in argv[3:] if not n.endswith(":4G")]
     ok = True
-    for mem, phases in (("4G", PHASES), (large, ["boot"])):
-        if not mem:
+    for mem, phases, names in (("4G", PHASES, every + only4g), (large, ["boot"], every)):
+        if not mem or not names:
             continue
+        head = ["", names[0], names[1] if len(names) > 1 else "-", "ratio"] + names[2:]
         data = []
         for n in names:
             d, why = load(os.path.join(out, "%s-%s.data" % (n, mem)))

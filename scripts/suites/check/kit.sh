@@ -225,6 +225,12 @@ expect_fail "kit: make bench-upstream refuses UPBENCH_LARGE_MEM=64 up front" "UP
 expect_fail "kit: make bench-upstream refuses PAGE_SIZE=16K up front" "compares 4K kernels" \
 	env PAGE_SIZE=16K OUT="$T/out-up" "$TOP/scripts/bench/upstream.sh"
 [ ! -e "$T/out-up/bench-upstream" ] || bad "kit: a refused make bench-upstream did no work" "$(ls -A "$T/out-up/bench-upstream")"
+out=$(env UPBENCH_LARGE_MEM= UPBENCH_PLAN=1 OUT="$T/out-up" "$TOP/scripts/bench/upstream.sh" 2>&1) || true
+if grep -q 'large: none' <<<"$out"; then
+	ok "kit: make bench-upstream with UPBENCH_LARGE_MEM empty boots no large guest"
+else
+	bad "kit: make bench-upstream with UPBENCH_LARGE_MEM empty boots no large guest" "$out"
+fi
 # The guest's own status at its end marker is read: a job that ended
 # with rc=1 fails the boot, rc=0 does not (a stand-in QEMU prints them).
 mkdir -p "$T/fakeqemu"
@@ -257,10 +263,13 @@ life_data() {	# PUD TABLES STATUS
 }
 life_data 3 8 ok >"$T/upr/series-4G.data"
 life_data 2 16 cpa-1 >"$T/upr/upstream-4G.data"
-out=$(python3 "$TOP/scripts/bench/upstream_report.py" "$T/upr" 64G series upstream 2>&1) && rc=0 || rc=$?
-if [ "$rc" = 1 ] && grep -q '^idle: table pages  *8  *16  *0.500' <<<"$out" &&
+life_data 3 4 ok >"$T/upr/series-collapse-4G.data"
+out=$(python3 "$TOP/scripts/bench/upstream_report.py" "$T/upr" 64G series upstream series-collapse:4G 2>&1) &&
+	rc=0 || rc=$?
+if [ "$rc" = 1 ] && grep -q '^idle: table pages  *8  *16  *0.500  *4$' <<<"$out" &&
    grep -q '^idle: PUD leaves (1G)  *3  *2  *1.500' <<<"$out" &&
-   grep -q 'upstream cpa-1' <<<"$out" && grep -q 'series at 64G: no data' <<<"$out"; then
+   grep -q 'upstream cpa-1' <<<"$out" && grep -q 'series at 64G: no data' <<<"$out" &&
+   ! grep -q 'series-collapse at 64G' <<<"$out"; then
 	ok "kit: bench-upstream's report sets each figure beside upstream's with the ratio, and names what is missing"
 else
 	bad "kit: bench-upstream's report sets each figure beside upstream's with the ratio, and names what is missing" "exit $rc: $out"
