@@ -44,6 +44,17 @@ def measured(workload, event):
 HW, HW_MACHINE, HW_SOURCE = measured("memcached", "dTLB-load-misses:k")
 
 
+def unmodelled(full, series, hw):
+    """The refill rate X, the same in both layouts, at which the model's
+    change (series + X) / (full + X) - 1 equals the measured -hw%; None
+    where no X >= 0 does (the model's change already as small)."""
+    m = hw / 100.0
+    if full is None or series is None or m <= 0 or m >= 1:
+        return None
+    x = ((1 - m) * full - series) / m
+    return x if x >= 0 else None
+
+
 def per_k(n, insns):
     return 1000.0 * n / insns if insns else 0.0
 
@@ -243,6 +254,13 @@ def main(d, dcz=64):
                (fmt(fp), fmt(med(series_of(mc, "dtlb_k", layout="full"))))]
         if r:
             md += ["Model / measurement: %.2f (median)." % (-r[0] / HW)]
+            full = med(series_of(mc, "dtlb_k", layout="full"))
+            ser = med(series_of(mc, "dtlb_k", layout="series"))
+            x = unmodelled(full, ser, HW)
+            if x is not None:
+                md += ["What would have to be true for the two to agree: refills the model "
+                       "does not see, alike in both layouts, at %s per 1000 instructions "
+                       "(the model's own rodata=full rate is %s)." % (fmt(x), fmt(full))]
 
     path = os.path.join(d, "mcload.json")
     if os.path.exists(path):

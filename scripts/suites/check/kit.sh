@@ -231,6 +231,23 @@ if grep -q 'large: none' <<<"$out"; then
 else
 	bad "kit: make bench-upstream with UPBENCH_LARGE_MEM empty boots no large guest" "$out"
 fi
+# The TLB report's "what would have to be true": the unmodelled refill
+# rate that brings the model's change to the hardware's.
+if out=$(python3 - "$TOP/scripts/bench/tlb/report.py" <<'PY' 2>&1
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("report", sys.argv[1])
+r = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(r)
+x = r.unmodelled(2.69, 1.03, 28.5)
+assert x is not None and abs((1.03 + x) / (2.69 + x) - 1 + 0.285) < 1e-9, x
+assert r.unmodelled(1.0, 0.9, 28.5) is None
+print("%.2f" % x)
+PY
+); then
+	ok "kit: the TLB report's unmodelled rate brings the model's change to the hardware's ($out per 1000 instructions for 2.69 and 1.03)"
+else
+	bad "kit: the TLB report's unmodelled rate brings the model's change to the hardware's" "$out"
+fi
 # The guest's own status at its end marker is read: a job that ended
 # with rc=1 fails the boot, rc=0 does not (a stand-in QEMU prints them).
 mkdir -p "$T/fakeqemu"
