@@ -55,7 +55,7 @@ if commit=$(git -C "$TOP" rev-parse --short=12 HEAD 2>/dev/null); then
 else
 	commit=nogit
 fi
-kver=$(env -u MAKEFLAGS -u MFLAGS make -s -C "$SRC" kernelversion 2>/dev/null) || die "cannot read the kernel version of $SRC"
+kver=$(submake -s -C "$SRC" kernelversion 2>/dev/null) || die "cannot read the kernel version of $SRC"
 localversion=-linmap-$series-$commit
 release=$kver$localversion
 pkgversion=$kver-1+linmap.${series//-/.}.${commit//-/.}

@@ -54,7 +54,7 @@ for p in $(cat "$ST/progs") linmap_secret linmap_contpte linmap_jit; do
 done
 install -m 755 "$TOP/scripts/guest/linmap_tests" "$root/bin/linmap_tests"
 # The markers of the TLB measurement (scripts/bench/tlb.sh), a few KiB.
-env -u MAKEFLAGS -u MFLAGS make -s -C "$TOP/scripts/bench/tlb" O="$root/bin" \
+submake -s -C "$TOP/scripts/bench/tlb" O="$root/bin" \
 	CROSS_COMPILE="$CROSS_COMPILE" guest || die "cannot build scripts/bench/tlb/tlbmark.c"
 # The kdump guests' check of the dump (scripts/guest/vmcore.c).
 "${CROSS_COMPILE}gcc" -static -O2 -Wall -o "$root/bin/linmap_vmcore" \

@@ -80,7 +80,7 @@ printf '#!/bin/sh\n[ "$1" = --version ] && echo v%s.%s\nexit 0\n' \
 	"$((pahole / 100))" "$((pahole % 100))" >"$kb/bin/pahole"
 chmod +x "$kb/bin/pahole"
 up_make() {
-	env -u MAKEFLAGS -u MFLAGS make -C "$src" O="$kb" ARCH=arm64 \
+	submake -C "$src" O="$kb" ARCH=arm64 \
 		CROSS_COMPILE="$CROSS_COMPILE" KERNELRELEASE="$release" \
 		PAHOLE="$kb/bin/pahole" -j"$JOBS" "$@"
 }

@@ -308,6 +308,11 @@ KIT_CACHE=${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/linmap-kit
 export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026'
 export KBUILD_BUILD_USER=kit KBUILD_BUILD_HOST=kit
 
+# submake ARGS...: make from inside a step or a make recipe, without the
+# caller's MAKEFLAGS and MFLAGS (their jobserver and options belong to the
+# make that ran us).
+submake() { env -u MAKEFLAGS -u MFLAGS make "$@"; }
+
 # The kit's own make flags (make -s, its command-line variables) are not
 # the kernel build's: -s would hide the objects its progress counts.
 kmake() {
@@ -315,7 +320,7 @@ kmake() {
 	# The upstream peer's build directory carries a stand-in for the pahole
 	# its kernel was built with (scripts/job/upstream-kbuild.sh).
 	[ ! -x "$BUILD/bin/pahole" ] || pahole=(PAHOLE="$BUILD/bin/pahole")
-	env -u MAKEFLAGS -u MFLAGS make -C "$SRC" O="$BUILD" -j"$JOBS" ARCH=$ARCH \
+	submake -C "$SRC" O="$BUILD" -j"$JOBS" ARCH=$ARCH \
 		CROSS_COMPILE="$CROSS_COMPILE" CC="ccache ${CROSS_COMPILE}gcc" \
 		HOSTCC="ccache gcc" "${pahole[@]}" "$@"
 }
@@ -476,7 +481,7 @@ tally() { echo "$pass passed, $failed failed, $skipped skipped"; [ "$failed" = 0
 # kit_make TARGET...: the kit's own make targets from a script: the
 # Makefile's graph alone orders the steps (a step never runs the one
 # before it). The settings go through the environment.
-kit_make() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory -C "$TOP" "$@"; }
+kit_make() { submake -s --no-print-directory -C "$TOP" "$@"; }
 
 # The guest's data block, read by scripts/lib/linmap_data.py (see its usage).
 linmap_data() { python3 "$TOP/scripts/lib/linmap_data.py" "$@"; }
@@ -538,5 +543,5 @@ _ticker() {	# WHAT LOG PATTERN UNIT TOTAL PID: until PID (the caller) is gone
 # The TLB measurement's host tools (scripts/bench/tlb/Makefile): the QEMU
 # plugin and the model's replay, built into DIR.
 tlb_tools() {	# DIR
-	env -u MAKEFLAGS -u MFLAGS make -s -C "$TOP/scripts/bench/tlb" O="$1" host
+	submake -s -C "$TOP/scripts/bench/tlb" O="$1" host
 }
