@@ -63,25 +63,24 @@ if want series || want series-collapse; then
 	! want series || kernels+=("series|$SRC|$BUILD||default")
 fi
 if want upstream || want upstream-deb; then
-	usrc=$("$TOP/scripts/job/upstream-kbuild.sh" | sed -n 2p) || die "upstream's source"
+	# Its source, and the module build directory of Debian's kernel.
+	up=$("$TOP/scripts/job/upstream-kbuild.sh") || die "upstream's source: $up"
+	kb=$(sed -n 1p <<<"$up")
+	usrc=$(sed -n 2p <<<"$up")
 fi
 if want upstream; then
 	msg "bench-upstream: upstream's kernel with the same configuration"
 	ub=$("$TOP/scripts/job/upstream-kernel.sh") || die "upstream's kernel: $ub"
-	for step in kmod selftests initramfs; do
-		KIT_SRC=$usrc KIT_BUILD=$ub "$TOP/scripts/job/$step.sh" || die "upstream's kernel: $step failed"
-	done
+	KIT_SRC=$usrc KIT_BUILD=$ub module_initramfs ||
+		die "upstream's kernel: its module, selftests or initramfs failed"
 	kernels+=("upstream|$usrc|$ub||default")
 fi
 ! want series-collapse || kernels+=("series-collapse|$SRC|$BUILD||on")
 if want upstream-deb; then
 	msg "bench-upstream: Debian's prebuilt upstream kernel"
-	if image=$("$TOP/scripts/job/upstream.sh") && kb=$("$TOP/scripts/job/upstream-kbuild.sh" | sed -n 1p) &&
-	   [ -n "$kb" ]; then
-		for step in kmod selftests initramfs; do
-			KIT_SRC=$usrc KIT_BUILD=$kb "$TOP/scripts/job/$step.sh" ||
-				die "Debian's upstream kernel: $step failed"
-		done
+	if image=$("$TOP/scripts/job/upstream.sh"); then
+		KIT_SRC=$usrc KIT_BUILD=$kb module_initramfs ||
+			die "Debian's upstream kernel: its module, selftests or initramfs failed"
 		kernels+=("upstream-deb|$usrc|$kb|$image|default")
 	else
 		warn "Debian's prebuilt upstream kernel left out: $image"

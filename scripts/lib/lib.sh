@@ -483,6 +483,13 @@ tally() { echo "$pass passed, $failed failed, $skipped skipped"; [ "$failed" = 0
 # before it). The settings go through the environment.
 kit_make() { submake -s --no-print-directory -C "$TOP" "$@"; }
 
+# module_initramfs: the module, the selftests and the initramfs of the
+# tree and build KIT_SRC and KIT_BUILD name, one the Makefile does not
+# build (the upstream peer's); with those set on the call.
+module_initramfs() {
+	"$TOP/scripts/job/kmod.sh" && "$TOP/scripts/job/selftests.sh" && "$TOP/scripts/job/initramfs.sh"
+}
+
 # The guest's data block, read by scripts/lib/linmap_data.py (see its usage).
 linmap_data() { python3 "$TOP/scripts/lib/linmap_data.py" "$@"; }
 
