@@ -163,6 +163,7 @@ int lm_resolve(void);
 
 void lm_kimage_alias(unsigned long *start, unsigned long *end);
 bool lm_kfence_pool(unsigned long *start, unsigned long *end);
+int lm_kfence_pool_tag(void);
 const char *lm_kfence_mode(void);
 int lm_bbml2_state(void);
 bool lm_block_policy(void);

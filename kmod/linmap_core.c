@@ -156,13 +156,28 @@ bool lm_kfence_pool(unsigned long *start, unsigned long *end)
 {
 #ifdef CONFIG_KFENCE
 	if (__kfence_pool) {
-		/* A late pool's address is tagged under KASAN_SW_TAGS. */
+		/* state_show() reports the tag; the range goes without. */
 		*start = (unsigned long)kasan_reset_tag(__kfence_pool);
 		*end = *start + KFENCE_POOL_SIZE;
 		return true;
 	}
 #endif
 	return false;
+}
+
+/*
+ * The tag of the pool's address under tag-based KASAN, -1 without a pool or
+ * without tags. KFENCE addresses every pool page from this one pointer, so
+ * it must match all tags (0xff), as the memblock pool's does.
+ */
+int lm_kfence_pool_tag(void)
+{
+#ifdef CONFIG_KFENCE
+	if ((IS_ENABLED(CONFIG_KASAN_SW_TAGS) || IS_ENABLED(CONFIG_KASAN_HW_TAGS)) &&
+	    __kfence_pool)
+		return __tag_get(__kfence_pool);
+#endif
+	return -1;
 }
 
 const char *lm_kfence_mode(void)

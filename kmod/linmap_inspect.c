@@ -44,6 +44,8 @@ static int state_show(struct seq_file *m, void *v)
 		seq_printf(m, "kfence_pool=0x%lx-0x%lx\n", s, e);
 	else
 		seq_puts(m, "kfence_pool=none\n");
+	if (lm_kfence_pool_tag() >= 0)
+		seq_printf(m, "kfence_pool_tag=0x%02x\n", lm_kfence_pool_tag());
 	if (bbml2 < 0)
 		seq_puts(m, "bbml2=unknown\n");
 	else

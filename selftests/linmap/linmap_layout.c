@@ -42,6 +42,14 @@ TEST_F_TIMEOUT(linmap, state_sane, LM_TIMEOUT)
 		EXPECT_EQ(0, st->kfence_pool.end % ps);
 		EXPECT_TRUE(lm_within(&st->kfence_pool, &st->linear));
 		EXPECT_FALSE(lm_overlap(&st->kfence_pool, &st->kimage));
+		/*
+		 * KFENCE reaches every pool page through this one address:
+		 * under tag-based KASAN it must match all tags, or the pages
+		 * tagged apart from the first fault (patches/fixes/0002).
+		 */
+		if (st->kfence_pool_tag >= 0)
+			EXPECT_EQ(0xff, st->kfence_pool_tag)
+				TH_LOG("KFENCE pool address tagged 0x%llx", st->kfence_pool_tag);
 	}
 
 	/* Levels are listed largest first and always end with plain PTEs. */

@@ -344,6 +344,9 @@ void lm_parse_state(struct __test_metadata *_metadata,
 	st->midr = 0;
 	lm_kv_num(o->text, "midr", &st->midr);
 	lm_range(_metadata, o, "kfence_pool", &st->kfence_pool, true);
+	st->kfence_pool_tag = -1;
+	if (!lm_kv_num(o->text, "kfence_pool_tag", &v))
+		st->kfence_pool_tag = (long long)v;
 	lm_range(_metadata, o, "kimage_alias", &st->kimage, false);
 	lm_range(_metadata, o, "linear", &st->linear, false);
 

@@ -82,6 +82,7 @@ struct lm_state {
 	int collapse;			/* folding back: 1, 0, -1 for none */
 	unsigned long long midr;	/* of the CPU the module read it on */
 	struct lm_range kfence_pool;
+	long long kfence_pool_tag;	/* tag-based KASAN only, else -1 */
 	struct lm_range kimage;
 	struct lm_range linear;
 	bool has[LM_NR_KINDS];

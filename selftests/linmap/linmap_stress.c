@@ -656,6 +656,14 @@ TEST_F_TIMEOUT(linmap_last, kfence_late_pool, LM_TIMEOUT)
 	close(fd);
 	lm_parse_state(_metadata, &self->lm, &now);
 	ASSERT_FALSE(now.kfence_pool.none) TH_LOG("no KFENCE pool after starting it");
+	/*
+	 * The late pool comes from alloc_contig_pages(), which tags each
+	 * free block it gathers apart under KASAN_SW_TAGS: the pool's
+	 * address must match all of them (patches/fixes/0002).
+	 */
+	if (now.kfence_pool_tag >= 0)
+		EXPECT_EQ(0xff, now.kfence_pool_tag)
+			TH_LOG("late KFENCE pool address tagged 0x%llx", now.kfence_pool_tag);
 	pages = (now.kfence_pool.end - now.kfence_pool.start) / now.page_size;
 	lm_get_counts(_metadata, &self->lm, &now, &c);
 	for (k = 0; k < LM_NR_KINDS; k++) {
