@@ -347,7 +347,7 @@ struct lm_feature {
 		.exit = (_exit),					\
 	}
 
-/* ---- the auditor (linmap_audit.c), for every feature that checks --------- */
+/* ---- the auditor (linmap_auditor.c), for every feature that checks ------ */
 
 #define LM_AUDIT_SHOWN	16
 
@@ -385,7 +385,7 @@ void lm_audit_show(struct seq_file *m, const char *prefix,
 		   struct lm_audit *a);
 /* Run the auditor; its violations and first message, -errno if none ran. */
 long lm_audit_once(char *first, size_t size);
-/* The auditor's own test cases (linmap_audit_cases.c). */
+/* The auditor's own test cases (linmap_audit.c). */
 unsigned int lm_audit_nr_cases(void);
 const char *lm_audit_case_name(unsigned int i);
 long lm_audit_case(unsigned int i, unsigned long *want);

@@ -2,7 +2,7 @@
 /*
  * linmap_test "devmem": device memory (memremap_pages(),
  * MEMORY_DEVICE_GENERIC) as two ranges, A = [START, END - B) and B, the
- * last 2M (4M with 16K pages, 64M with 64K pages, see DM_B_SIZE) of
+ * last 2M (4M with 16K pages, 64M with 64K pages, see DEVMEM_B_SIZE) of
  * [START, END), as two drivers would map two regions side by side, a
  * full collapse pass where the kernel has collapse, and B unmapped alone.
  * Device memory comes and goes in 2 MiB subsections, and hot-remove
@@ -24,7 +24,7 @@
 
 #include "linmap.h"
 
-struct dm_result {
+struct devmem_result {
 	unsigned long range[2];		/* range=START,SIZE */
 	const char *skip;
 	int ret, pass_ret;
@@ -33,26 +33,26 @@ struct dm_result {
 	/* After the pass, one leaf maps the end of A and B. */
 	int spans;
 	int a_readable;
-	/* Pages of A within DM_REACH below B unmapped once B is gone. */
+	/* Pages of A within DEVMEM_REACH below B unmapped once B is gone. */
 	unsigned long a_unmapped, b_mapped_after;
 	unsigned long violations;
 	char first[160];
 };
 
 /* How far a wrong fold would reach: a PMD block, or 32M (4K's CONT_PMD). */
-#define DM_REACH	max_t(unsigned long, PMD_SIZE, SZ_32M)
+#define DEVMEM_REACH	max_t(unsigned long, PMD_SIZE, SZ_32M)
 /*
  * B: a 2M subsection, or more where the memmap of 2M is smaller than a
  * page (16K and 64K pages): 6.12's arm64 vmemmap_free() frees a memmap
  * page that two device ranges share, and the second removal then faults
  * on it. B's memmap must fill whole pages of its own.
  */
-#define DM_B_SIZE	max_t(unsigned long, SZ_2M,				\
+#define DEVMEM_B_SIZE	max_t(unsigned long, SZ_2M,				\
 			      roundup_pow_of_two(PAGE_SIZE / sizeof(struct page)) \
 			      << PAGE_SHIFT)
 
 /* Does the leaf that maps @below also map @above? */
-static int dm_spans(unsigned long below, unsigned long above)
+static int devmem_spans(unsigned long below, unsigned long above)
 {
 	u64 val;
 	int kind = lm_lookup(below, &val);
@@ -66,8 +66,8 @@ static int dm_spans(unsigned long below, unsigned long above)
 	return ALIGN_DOWN(below, size) + size > above;
 }
 
-static struct dev_pagemap *dm_map(struct dm_result *r, phys_addr_t start,
-				  phys_addr_t size)
+static struct dev_pagemap *devmem_map(struct devmem_result *r,
+				      phys_addr_t start, phys_addr_t size)
 {
 	struct dev_pagemap *pgmap = kzalloc(sizeof(*pgmap), GFP_KERNEL);
 	void *ret;
@@ -92,17 +92,17 @@ static struct dev_pagemap *dm_map(struct dm_result *r, phys_addr_t start,
 	return pgmap;
 }
 
-static void dm_unmap(struct dev_pagemap *pgmap)
+static void devmem_unmap(struct dev_pagemap *pgmap)
 {
 	lm_sym.memunmap_pages(pgmap);
 	kfree(pgmap);
 }
 
-static int dm_run(void *v)
+static int devmem_run(void *v)
 {
-	struct dm_result *r = v;
+	struct devmem_result *r = v;
 	phys_addr_t start = r->range[0], size = r->range[1];
-	phys_addr_t b_start = start + size - DM_B_SIZE;
+	phys_addr_t b_start = start + size - DEVMEM_B_SIZE;
 	unsigned long n[LM_NR_KINDS + 1], a, b;
 	struct dev_pagemap *pa, *pb;
 	u64 val;
@@ -119,55 +119,55 @@ static int dm_run(void *v)
 	a = (unsigned long)__va(start);
 	b = (unsigned long)__va(b_start);
 	r->kind_ram = lm_lookup(a - PAGE_SIZE, &r->val_ram);
-	pa = dm_map(r, start, size - DM_B_SIZE);
+	pa = devmem_map(r, start, size - DEVMEM_B_SIZE);
 	if (!pa)
 		return 0;
-	pb = dm_map(r, b_start, DM_B_SIZE);
+	pb = devmem_map(r, b_start, DEVMEM_B_SIZE);
 	if (!pb) {
-		dm_unmap(pa);
+		devmem_unmap(pa);
 		return 0;
 	}
 	r->kind_a = lm_lookup(b - PAGE_SIZE, &r->val_a);
 	r->kind_b = lm_lookup(b, &val);
 	r->pass_ret = lm_collapse();
 	r->kind_a_passed = lm_lookup(b - PAGE_SIZE, &val);
-	r->spans = dm_spans(b - PAGE_SIZE, b);
-	dm_unmap(pb);
+	r->spans = devmem_spans(b - PAGE_SIZE, b);
+	devmem_unmap(pb);
 
 	r->a_readable = !copy_from_kernel_nofault(&byte, (void *)(b - PAGE_SIZE), 1);
-	lm_range_leaves(b_start - (DM_REACH - DM_B_SIZE), DM_REACH - DM_B_SIZE, n);
+	lm_range_leaves(b_start - (DEVMEM_REACH - DEVMEM_B_SIZE), DEVMEM_REACH - DEVMEM_B_SIZE, n);
 	r->a_unmapped = n[LM_NR_KINDS];
-	lm_range_leaves(b_start, DM_B_SIZE, n);
-	r->b_mapped_after = (DM_B_SIZE >> PAGE_SHIFT) - n[LM_NR_KINDS];
-	dm_unmap(pa);
+	lm_range_leaves(b_start, DEVMEM_B_SIZE, n);
+	r->b_mapped_after = (DEVMEM_B_SIZE >> PAGE_SHIFT) - n[LM_NR_KINDS];
+	devmem_unmap(pa);
 	/* The auditor takes any mapping of non-memblock memory for a bug. */
 	r->violations = max(lm_audit_once(r->first, sizeof(r->first)), 0L);
 	return 0;
 }
 
-static unsigned int dm_params(void *v, struct lm_param *p)
+static unsigned int devmem_params(void *v, struct lm_param *p)
 {
-	struct dm_result *r = v;
+	struct devmem_result *r = v;
 
 	p[0] = (struct lm_param){ "range", LM_RANGE, r->range };
 	return 1;
 }
 
 /* A range A and B fit in: B-aligned, with room for A, ending where folds do. */
-static int dm_check(void *v)
+static int devmem_check(void *v)
 {
-	struct dm_result *r = v;
+	struct devmem_result *r = v;
 	phys_addr_t start = r->range[0], size = r->range[1];
 
-	if (!IS_ALIGNED(start | size, DM_B_SIZE) || size < DM_REACH ||
-	    size <= DM_B_SIZE || !IS_ALIGNED(start + size, DM_REACH))
+	if (!IS_ALIGNED(start | size, DEVMEM_B_SIZE) || size < DEVMEM_REACH ||
+	    size <= DEVMEM_B_SIZE || !IS_ALIGNED(start + size, DEVMEM_REACH))
 		return -EINVAL;
 	return 0;
 }
 
-static void dm_show(struct seq_file *m, void *v)
+static void devmem_show(struct seq_file *m, void *v)
 {
-	struct dm_result *r = v;
+	struct devmem_result *r = v;
 
 	if (r->skip)
 		seq_printf(m, "skip=%s\n", r->skip);
@@ -184,12 +184,12 @@ static void dm_show(struct seq_file *m, void *v)
 		seq_printf(m, "first=%s\n", r->first);
 }
 
-static struct lm_cmd dm_cmd = {
-	.size = sizeof(struct dm_result),
-	.params = dm_params,
-	.check = dm_check,
-	.run = dm_run,
-	.show = dm_show,
+static struct lm_cmd devmem_cmd = {
+	.size = sizeof(struct devmem_result),
+	.params = devmem_params,
+	.check = devmem_check,
+	.run = devmem_run,
+	.show = devmem_show,
 };
 
-LM_COMMAND_FEATURE(dm, "devmem");
+LM_COMMAND_FEATURE(devmem, "devmem");

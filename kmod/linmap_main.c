@@ -15,11 +15,11 @@
 #include "linmap.h"
 
 extern const struct lm_feature lm_feature_inspect, lm_feature_area,
-	lm_feature_stress, lm_feature_audit, lm_feature_cpa, lm_feature_inval,
-	lm_feature_inject, lm_feature_hotplug, lm_feature_setmem,
-	lm_feature_heal, lm_feature_tc, lm_feature_kc, lm_feature_dm,
-	lm_feature_edge, lm_feature_contpte, lm_feature_dmap,
-	lm_feature_rb;
+	lm_feature_stress, lm_feature_audit, lm_feature_cpa,
+	lm_feature_invalid_block, lm_feature_inject, lm_feature_hotplug,
+	lm_feature_setmem, lm_feature_collapse, lm_feature_trans_copy,
+	lm_feature_kexec_copy, lm_feature_devmem, lm_feature_cont_edge,
+	lm_feature_contpte, lm_feature_dmap, lm_feature_restore_block;
 
 static const struct lm_feature *const lm_features[] = {
 	&lm_feature_inspect,
@@ -27,18 +27,18 @@ static const struct lm_feature *const lm_features[] = {
 	&lm_feature_stress,
 	&lm_feature_audit,
 	&lm_feature_cpa,
-	&lm_feature_inval,
-	&lm_feature_edge,
+	&lm_feature_invalid_block,
+	&lm_feature_cont_edge,
 	&lm_feature_inject,
 	&lm_feature_hotplug,
 	&lm_feature_setmem,
-	&lm_feature_heal,
-	&lm_feature_tc,
-	&lm_feature_kc,
-	&lm_feature_dm,
+	&lm_feature_collapse,
+	&lm_feature_trans_copy,
+	&lm_feature_kexec_copy,
+	&lm_feature_devmem,
 	&lm_feature_contpte,
 	&lm_feature_dmap,
-	&lm_feature_rb,
+	&lm_feature_restore_block,
 };
 
 static struct dentry *lm_dir;

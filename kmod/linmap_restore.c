@@ -4,7 +4,7 @@
  * invalid, written through trans_pgd's copy of that map: hibernation's
  * restore copies each page of the image to its place, kexec's relocation
  * each page of the new kernel, both through the copy. There the block
- * must be valid (patches/0009), or the copy faults.
+ * must be valid (patches/0010), or the copy faults.
  *
  * Hibernation:
  *   hibernating kernel:  echo hold > restore_block
@@ -33,14 +33,14 @@
 #include "linmap.h"
 
 enum { RB_HOLD, RB_INVALIDATE, RB_CHECK, RB_KEXEC_DEST, RB_NR_OPS };
-static const char *const rb_op_name[RB_NR_OPS] = {
+static const char *const restore_block_op_name[RB_NR_OPS] = {
 	"hold", "invalidate", "check", "kexec_dest",
 };
 
 /* The block the hibernating kernel filled, kept across the image. */
-static struct page *rb_page;
+static struct page *restore_block_page;
 
-struct rb_result {
+struct restore_block_result {
 	int op;
 	unsigned long pfn;
 	int ret;
@@ -51,26 +51,26 @@ struct rb_result {
 	char first[128];
 };
 
-static unsigned int rb_order(void)
+static unsigned int restore_block_order(void)
 {
 	return PMD_SHIFT - PAGE_SHIFT;
 }
 
 /* What word @i of the block at @pfn holds: differs per page and word. */
-static unsigned long rb_word(unsigned long pfn, unsigned long i)
+static unsigned long restore_block_word(unsigned long pfn, unsigned long i)
 {
 	return (pfn + i) * 0x9e3779b97f4a7c15UL ^ 0x6c696e6d6170UL;
 }
 
-static int rb_parse(char *buf, void *v)
+static int restore_block_parse(char *buf, void *v)
 {
-	struct rb_result *r = v;
+	struct restore_block_result *r = v;
 	struct lm_param p = { "pfn", LM_ULONG, &r->pfn };
 	char *word;
 
 	buf = strim(buf);
 	word = strsep(&buf, " \t");
-	r->op = match_string(rb_op_name, RB_NR_OPS, word);
+	r->op = match_string(restore_block_op_name, RB_NR_OPS, word);
 	if (r->op < 0)
 		return -EINVAL;
 	if (r->op != RB_INVALIDATE)
@@ -81,34 +81,34 @@ static int rb_parse(char *buf, void *v)
 	return 0;
 }
 
-static int rb_hold(struct rb_result *r)
+static int restore_block_hold(struct restore_block_result *r)
 {
-	unsigned long i, n = PAGE_SIZE / sizeof(unsigned long) << rb_order();
+	unsigned long i, n = PAGE_SIZE / sizeof(unsigned long) << restore_block_order();
 	unsigned long *w;
 
-	if (rb_page)
+	if (restore_block_page)
 		return -EBUSY;
-	if (rb_order() > MAX_PAGE_ORDER) {
+	if (restore_block_order() > MAX_PAGE_ORDER) {
 		r->skip = "a PMD block is larger than the page allocator's largest block";
 		return 0;
 	}
-	rb_page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, rb_order());
-	if (!rb_page) {
+	restore_block_page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, restore_block_order());
+	if (!restore_block_page) {
 		r->skip = "no free PMD-sized block of memory";
 		return 0;
 	}
-	r->pfn = page_to_pfn(rb_page);
-	w = page_address(rb_page);
+	r->pfn = page_to_pfn(restore_block_page);
+	w = page_address(restore_block_page);
 	for (i = 0; i < n; i++)
-		w[i] = rb_word(r->pfn, i);
+		w[i] = restore_block_word(r->pfn, i);
 	pr_info("restore_block: holding pfn=%#lx, %lu pages\n", r->pfn,
-		1UL << rb_order());
+		1UL << restore_block_order());
 	return 0;
 }
 
-static int rb_invalidate(struct rb_result *r)
+static int restore_block_invalidate(struct restore_block_result *r)
 {
-	unsigned long n = 1UL << rb_order(), addr;
+	unsigned long n = 1UL << restore_block_order(), addr;
 	u64 val;
 
 	r->kind_before = -1;
@@ -147,35 +147,35 @@ static int rb_invalidate(struct rb_result *r)
 	return 0;
 }
 
-static int rb_check(struct rb_result *r)
+static int restore_block_check(struct restore_block_result *r)
 {
-	unsigned long i, n = PAGE_SIZE / sizeof(unsigned long) << rb_order();
+	unsigned long i, n = PAGE_SIZE / sizeof(unsigned long) << restore_block_order();
 	unsigned long *w;
 
-	if (!rb_page) {
+	if (!restore_block_page) {
 		r->skip = "nothing held (no block at hold)";
 		return 0;
 	}
-	r->pfn = page_to_pfn(rb_page);
-	w = page_address(rb_page);
+	r->pfn = page_to_pfn(restore_block_page);
+	w = page_address(restore_block_page);
 	for (i = 0; i < n; i++) {
-		if (w[i] == rb_word(r->pfn, i))
+		if (w[i] == restore_block_word(r->pfn, i))
 			continue;
 		if (!r->mismatches++)
 			scnprintf(r->first, sizeof(r->first),
 				  "page %lu word %lu: %#lx, want %#lx",
 				  i * sizeof(*w) / PAGE_SIZE,
 				  i % (PAGE_SIZE / sizeof(*w)), w[i],
-				  rb_word(r->pfn, i));
+				  restore_block_word(r->pfn, i));
 	}
-	r->pages = 1UL << rb_order();
-	__free_pages(rb_page, rb_order());
-	rb_page = NULL;
+	r->pages = 1UL << restore_block_order();
+	__free_pages(restore_block_page, restore_block_order());
+	restore_block_page = NULL;
 	return 0;
 }
 
 /* Where the loaded kexec image's first segment goes, as a block's pfn. */
-static int rb_kexec_dest(struct rb_result *r)
+static int restore_block_kexec_dest(struct restore_block_result *r)
 {
 #ifdef CONFIG_KEXEC_CORE
 	struct kimage *image;
@@ -189,7 +189,7 @@ static int rb_kexec_dest(struct rb_result *r)
 		r->skip = "no kexec image is loaded";
 		return 0;
 	}
-	r->pfn = ALIGN_DOWN(PHYS_PFN(image->segment[0].mem), 1UL << rb_order());
+	r->pfn = ALIGN_DOWN(PHYS_PFN(image->segment[0].mem), 1UL << restore_block_order());
 	r->pages = PHYS_PFN(image->segment[0].memsz);
 #else
 	r->skip = "the kernel has no kexec";
@@ -197,27 +197,27 @@ static int rb_kexec_dest(struct rb_result *r)
 	return 0;
 }
 
-static int rb_run(void *v)
+static int restore_block_run(void *v)
 {
-	struct rb_result *r = v;
+	struct restore_block_result *r = v;
 
 	switch (r->op) {
 	case RB_HOLD:
-		return rb_hold(r);
+		return restore_block_hold(r);
 	case RB_INVALIDATE:
-		return rb_invalidate(r);
+		return restore_block_invalidate(r);
 	case RB_KEXEC_DEST:
-		return rb_kexec_dest(r);
+		return restore_block_kexec_dest(r);
 	default:
-		return rb_check(r);
+		return restore_block_check(r);
 	}
 }
 
-static void rb_show(struct seq_file *m, void *v)
+static void restore_block_show(struct seq_file *m, void *v)
 {
-	struct rb_result *r = v;
+	struct restore_block_result *r = v;
 
-	seq_printf(m, "op=%s\nret=%d\npfn=%#lx\n", rb_op_name[r->op], r->ret,
+	seq_printf(m, "op=%s\nret=%d\npfn=%#lx\n", restore_block_op_name[r->op], r->ret,
 		   r->pfn);
 	if (r->skip)
 		seq_printf(m, "skip=%s\n", r->skip);
@@ -240,24 +240,24 @@ static void rb_show(struct seq_file *m, void *v)
 		seq_printf(m, "first=%s\n", r->first);
 }
 
-static struct lm_cmd rb_cmd = {
-	.size = sizeof(struct rb_result),
-	.parse = rb_parse,
-	.run = rb_run,
-	.show = rb_show,
+static struct lm_cmd restore_block_cmd = {
+	.size = sizeof(struct restore_block_result),
+	.parse = restore_block_parse,
+	.run = restore_block_run,
+	.show = restore_block_show,
 };
 
 /* A block still held at unload goes back to the allocator. */
-static void rb_exit(void)
+static void restore_block_exit(void)
 {
-	if (rb_page) {
-		__free_pages(rb_page, rb_order());
-		rb_page = NULL;
+	if (restore_block_page) {
+		__free_pages(restore_block_page, restore_block_order());
+		restore_block_page = NULL;
 	}
 }
 
-static const struct lm_file rb_files[] = {
-	{ "restore_block", 0644, NULL, &rb_cmd },
+static const struct lm_file restore_block_files[] = {
+	{ "restore_block", 0644, NULL, &restore_block_cmd },
 };
 
-LM_FEATURE(rb, rb_exit);
+LM_FEATURE(restore_block, restore_block_exit);

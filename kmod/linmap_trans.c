@@ -37,18 +37,22 @@
 
 #include "linmap.h"
 
-enum { TC_PLAIN, TC_INVALID, TC_FOLD, TC_KEXEC, TC_NR_CASES };
-static const char *const tc_case_name[TC_NR_CASES] = {
+enum {
+	TRANS_COPY_PLAIN, TRANS_COPY_INVALID, TRANS_COPY_FOLD, TRANS_COPY_KEXEC,
+	TRANS_COPY_NR_CASES
+};
+
+static const char *const trans_copy_case_name[TRANS_COPY_NR_CASES] = {
 	"plain", "invalid", "fold", "kexec",
 };
 
 /* The copy's table pages; more than a PMD range ever needs. */
-#define TC_MAX_TABLES	16
+#define TRANS_COPY_MAX_TABLES	16
 /* How long the copy sleeps with the block's PMD entry read. */
-#define TC_DELAY_MS	300
+#define TRANS_COPY_DELAY_MS	300
 
-struct tc_result {
-	unsigned long which;		/* case=, an index of tc_case_name */
+struct trans_copy_result {
+	unsigned long which;		/* case=, an index of trans_copy_case_name */
 	int fd;				/* fd=, for case=kexec */
 	const char *skip;
 	int ret;
@@ -59,22 +63,22 @@ struct tc_result {
 	char first[160];
 };
 
-struct tc_copy {
+struct trans_copy_copy {
 	struct trans_pgd_info info;
 	unsigned int nr;
-	struct page *pages[TC_MAX_TABLES];
+	struct page *pages[TRANS_COPY_MAX_TABLES];
 	unsigned long start, end;
 	pgd_t *pgd;
 	int ret;
 	struct completion done;
 };
 
-static void *tc_alloc_page(void *arg)
+static void *trans_copy_alloc_page(void *arg)
 {
-	struct tc_copy *c = arg;
+	struct trans_copy_copy *c = arg;
 	struct page *page;
 
-	if (c->nr == TC_MAX_TABLES)
+	if (c->nr == TRANS_COPY_MAX_TABLES)
 		return NULL;
 	page = alloc_page(GFP_KERNEL | __GFP_ZERO);
 	if (!page)
@@ -83,15 +87,15 @@ static void *tc_alloc_page(void *arg)
 	return page_address(page);
 }
 
-static void tc_free(struct tc_copy *c)
+static void trans_copy_free(struct trans_copy_copy *c)
 {
 	while (c->nr)
 		__free_page(c->pages[--c->nr]);
 }
 
-static int tc_copy_fn(void *arg)
+static int trans_copy_copy_fn(void *arg)
 {
-	struct tc_copy *c = arg;
+	struct trans_copy_copy *c = arg;
 
 	c->ret = lm_sym.trans_pgd_create_copy(&c->info, &c->pgd, c->start,
 					      c->end);
@@ -104,7 +108,7 @@ static int tc_copy_fn(void *arg)
  * (0: none). The walk reads the tables as trans_pgd wrote them, with the
  * same helpers, so folded levels are the entry above them.
  */
-static unsigned long tc_lookup(pgd_t *pgd, unsigned long addr, u64 *val)
+static unsigned long trans_copy_lookup(pgd_t *pgd, unsigned long addr, u64 *val)
 {
 	pgd_t *pgdp = pgd_offset_pgd(pgd, addr);
 	p4d_t *p4dp;
@@ -141,7 +145,7 @@ static unsigned long tc_lookup(pgd_t *pgd, unsigned long addr, u64 *val)
 }
 
 /* Every page of [c->start, c->end) mapped valid at its own address? */
-static void tc_check(struct tc_copy *c, struct tc_result *r)
+static void trans_copy_check(struct trans_copy_copy *c, struct trans_copy_result *r)
 {
 	unsigned long addr, last = 0;
 
@@ -151,7 +155,7 @@ static void tc_check(struct tc_copy *c, struct tc_result *r)
 		u64 val = 0;
 
 		r->pages++;
-		size = tc_lookup(c->pgd, addr, &val);
+		size = trans_copy_lookup(c->pgd, addr, &val);
 		if (size && ALIGN_DOWN(addr, size) != last) {
 			last = ALIGN_DOWN(addr, size);
 			r->leaves++;
@@ -170,20 +174,20 @@ static void tc_check(struct tc_copy *c, struct tc_result *r)
 }
 
 /* Wait until the copy sleeps inside the block, then make a full pass. */
-struct tc_pass {
-	struct tc_result *r;
+struct trans_copy_pass {
+	struct trans_copy_result *r;
 	unsigned long addr;
 	int waits;
 	struct completion done;
 };
 
-static void tc_pass_when_copying(struct tc_result *r, unsigned long addr,
-				 int waits)
+static void trans_copy_pass_when_copying(struct trans_copy_result *r,
+					 unsigned long addr, int waits)
 {
 	unsigned int ms;
 	u64 val;
 
-	for (ms = 0; ms < 10 * TC_DELAY_MS &&
+	for (ms = 0; ms < 10 * TRANS_COPY_DELAY_MS &&
 	     atomic_read(lm_sym.trans_waits) == waits; ms += 20)
 		msleep(20);
 	r->pass_ret = lm_collapse();
@@ -191,17 +195,17 @@ static void tc_pass_when_copying(struct tc_result *r, unsigned long addr,
 }
 
 #ifdef CONFIG_KEXEC_FILE
-static int tc_pass_fn(void *arg)
+static int trans_copy_pass_fn(void *arg)
 {
-	struct tc_pass *p = arg;
+	struct trans_copy_pass *p = arg;
 
-	tc_pass_when_copying(p->r, p->addr, p->waits);
+	trans_copy_pass_when_copying(p->r, p->addr, p->waits);
 	complete(&p->done);
 	return 0;
 }
 
 /* kexec_file_load(2) as the writer of the command, who owns @fd. */
-static long tc_kexec_file_load(int fd, unsigned long flags)
+static long trans_copy_kexec_file_load(int fd, unsigned long flags)
 {
 	struct pt_regs regs = {};
 
@@ -217,21 +221,21 @@ static long tc_kexec_file_load(int fd, unsigned long flags)
  * made while the copy of the linear map sleeps there, then check the
  * copy the loaded image holds and unload it.
  */
-static void tc_kexec(struct tc_result *r, struct tc_copy *c)
+static void trans_copy_kexec(struct trans_copy_result *r, struct trans_copy_copy *c)
 {
 #ifdef CONFIG_KEXEC_FILE
-	struct tc_pass p = { .r = r, .addr = c->start };
+	struct trans_copy_pass p = { .r = r, .addr = c->start };
 	struct task_struct *t;
 	struct kimage *image;
 
 	init_completion(&p.done);
 	p.waits = atomic_read(lm_sym.trans_waits);
-	t = kthread_run(tc_pass_fn, &p, "linmap_pass");
+	t = kthread_run(trans_copy_pass_fn, &p, "linmap_pass");
 	if (IS_ERR(t)) {
 		r->ret = PTR_ERR(t);
 		return;
 	}
-	r->ret = tc_kexec_file_load(r->fd, KEXEC_FILE_NO_INITRAMFS);
+	r->ret = trans_copy_kexec_file_load(r->fd, KEXEC_FILE_NO_INITRAMFS);
 	wait_for_completion(&p.done);
 	WRITE_ONCE(*lm_sym.trans_delay_ms, 0);
 	if (r->ret) {
@@ -244,14 +248,14 @@ static void tc_kexec(struct tc_result *r, struct tc_copy *c)
 	image = READ_ONCE(*lm_sym.kexec_image);
 	if (!r->skip && image && image->arch.ttbr1) {
 		c->pgd = __va(image->arch.ttbr1);
-		tc_check(c, r);
+		trans_copy_check(c, r);
 	}
-	tc_kexec_file_load(-1, KEXEC_FILE_UNLOAD);
+	trans_copy_kexec_file_load(-1, KEXEC_FILE_UNLOAD);
 #endif
 }
 
 /* The block is in a PTE table and no change is pending: a pass folds it. */
-static int tc_make_foldable(struct tc_result *r, unsigned long addr)
+static int trans_copy_make_foldable(struct trans_copy_result *r, unsigned long addr)
 {
 	int ret;
 
@@ -265,13 +269,13 @@ static int tc_make_foldable(struct tc_result *r, unsigned long addr)
 	return ret;
 }
 
-static int tc_run(void *v)
+static int trans_copy_run(void *v)
 {
-	struct tc_result *r = v;
+	struct trans_copy_result *r = v;
 	unsigned int order = PMD_SHIFT - PAGE_SHIFT;
 	unsigned long addr, n = 1UL << order;
 	struct task_struct *t;
-	struct tc_copy *c;
+	struct trans_copy_copy *c;
 	struct page *page;
 	u64 val;
 	int waits = 0;
@@ -283,19 +287,18 @@ static int tc_run(void *v)
 		r->skip = "no trans_pgd_create_copy() (kexec, hibernation) or set_memory_valid()";
 		return 0;
 	}
-	if (r->which == TC_KEXEC && (!IS_ENABLED(CONFIG_KEXEC_FILE) ||
-				     !lm_sym.sys_kexec_file_load ||
-				     !lm_sym.kexec_image ||
-				     !lm_sym.trans_delay_addr)) {
+	if (r->which == TRANS_COPY_KEXEC &&
+	    (!IS_ENABLED(CONFIG_KEXEC_FILE) || !lm_sym.sys_kexec_file_load ||
+	     !lm_sym.kexec_image || !lm_sym.trans_delay_addr)) {
 		r->skip = "the kernel has no kexec_file_load() or no test-only trans_pgd delay by address";
 		return 0;
 	}
-	if (r->which >= TC_FOLD && (!lm_has_collapse() || !lm_sym.trans_delay_ms ||
-				    !lm_sym.trans_waits)) {
+	if (r->which >= TRANS_COPY_FOLD &&
+	    (!lm_has_collapse() || !lm_sym.trans_delay_ms || !lm_sym.trans_waits)) {
 		r->skip = "the kernel has no collapse or no test-only trans_pgd delay";
 		return 0;
 	}
-	if (r->which >= TC_FOLD && !lm_collapse_on()) {
+	if (r->which >= TRANS_COPY_FOLD && !lm_collapse_on()) {
 		r->skip = "collapse is off in this kernel";
 		return 0;
 	}
@@ -310,13 +313,13 @@ static int tc_run(void *v)
 	addr = (unsigned long)page_address(page);
 	/* What a copy that took the block for a table would read: nothing. */
 	clear_page((void *)addr);
-	c->info.trans_alloc_page = tc_alloc_page;
+	c->info.trans_alloc_page = trans_copy_alloc_page;
 	c->info.trans_alloc_arg = c;
 	c->start = addr;
 	c->end = addr + PMD_SIZE;
 	init_completion(&c->done);
 
-	if (r->which == TC_INVALID) {
+	if (r->which == TRANS_COPY_INVALID) {
 		r->ret = lm_sym.set_memory_valid(addr, n, 0);
 		if (r->ret) {
 			scnprintf(r->first, sizeof(r->first),
@@ -324,27 +327,27 @@ static int tc_run(void *v)
 			goto out_copy;
 		}
 	}
-	if (r->which >= TC_FOLD) {
-		r->ret = tc_make_foldable(r, addr);
+	if (r->which >= TRANS_COPY_FOLD) {
+		r->ret = trans_copy_make_foldable(r, addr);
 		if (r->ret)
 			goto out_copy;
-		WRITE_ONCE(*lm_sym.trans_delay_ms, TC_DELAY_MS);
+		WRITE_ONCE(*lm_sym.trans_delay_ms, TRANS_COPY_DELAY_MS);
 	}
-	if (r->which == TC_KEXEC) {
+	if (r->which == TRANS_COPY_KEXEC) {
 		/* kexec copies the whole linear map: sleep at the block only. */
 		WRITE_ONCE(*lm_sym.trans_delay_addr, addr);
-		tc_kexec(r, c);
+		trans_copy_kexec(r, c);
 		WRITE_ONCE(*lm_sym.trans_delay_addr, 0);
 		goto after;
 	}
-	if (r->which == TC_FOLD)
+	if (r->which == TRANS_COPY_FOLD)
 		waits = atomic_read(lm_sym.trans_waits);
-	t = kthread_run(tc_copy_fn, c, "linmap_trans");
+	t = kthread_run(trans_copy_copy_fn, c, "linmap_trans");
 	if (IS_ERR(t)) {
 		r->ret = PTR_ERR(t);
 		complete(&c->done);
-	} else if (r->which == TC_FOLD) {
-		tc_pass_when_copying(r, addr, waits);
+	} else if (r->which == TRANS_COPY_FOLD) {
+		trans_copy_pass_when_copying(r, addr, waits);
 	}
 	wait_for_completion(&c->done);
 	if (lm_sym.trans_delay_ms)
@@ -357,20 +360,20 @@ static int tc_run(void *v)
 				  "trans_pgd_create_copy() returned %d", r->ret);
 	} else {
 		r->tables = c->nr;
-		tc_check(c, r);
+		trans_copy_check(c, r);
 	}
-	if (r->which == TC_INVALID && lm_sym.set_memory_valid(addr, n, 1)) {
+	if (r->which == TRANS_COPY_INVALID && lm_sym.set_memory_valid(addr, n, 1)) {
 		/* Never hand invalid memory back to the allocator. */
-		tc_free(c);
+		trans_copy_free(c);
 		kfree(c);
 		return 0;
 	}
 after:
-	if (r->which >= TC_FOLD)
+	if (r->which >= TRANS_COPY_FOLD)
 		r->pass_after_ret = lm_collapse();
 	r->kind_after = lm_lookup(addr, &val);
 out_copy:
-	tc_free(c);
+	trans_copy_free(c);
 	kfree(c);
 out_page:
 	__free_pages(page, order);
@@ -378,9 +381,9 @@ out_page:
 }
 
 /* "case=NAME", and " fd=N" with case=kexec only. */
-static int tc_parse(char *buf, void *v)
+static int trans_copy_parse(char *buf, void *v)
 {
-	struct tc_result *r = v;
+	struct trans_copy_result *r = v;
 	char *arg = strim(buf), *fd = strchr(arg, ' ');
 	unsigned int i;
 
@@ -393,19 +396,19 @@ static int tc_parse(char *buf, void *v)
 	}
 	if (strncmp(arg, "case=", 5))
 		return -EINVAL;
-	for (i = 0; i < TC_NR_CASES; i++)
-		if (!strcmp(arg + 5, tc_case_name[i])) {
+	for (i = 0; i < TRANS_COPY_NR_CASES; i++)
+		if (!strcmp(arg + 5, trans_copy_case_name[i])) {
 			r->which = i;
-			return (i == TC_KEXEC) == !!fd ? 0 : -EINVAL;
+			return (i == TRANS_COPY_KEXEC) == !!fd ? 0 : -EINVAL;
 		}
 	return -EINVAL;
 }
 
-static void tc_show(struct seq_file *m, void *v)
+static void trans_copy_show(struct seq_file *m, void *v)
 {
-	struct tc_result *r = v;
+	struct trans_copy_result *r = v;
 
-	seq_printf(m, "case=%s\n", tc_case_name[r->which]);
+	seq_printf(m, "case=%s\n", trans_copy_case_name[r->which]);
 	if (r->skip)
 		seq_printf(m, "skip=%s\n", r->skip);
 	seq_printf(m, "ret=%d\n", r->ret);
@@ -420,14 +423,14 @@ static void tc_show(struct seq_file *m, void *v)
 		seq_printf(m, "first=%s\n", r->first);
 }
 
-static struct lm_cmd tc_cmd = {
-	.size = sizeof(struct tc_result),
-	.parse = tc_parse,
-	.run = tc_run,
-	.show = tc_show,
+static struct lm_cmd trans_copy_cmd = {
+	.size = sizeof(struct trans_copy_result),
+	.parse = trans_copy_parse,
+	.run = trans_copy_run,
+	.show = trans_copy_show,
 };
 
-LM_COMMAND_FEATURE(tc, "trans_copy");
+LM_COMMAND_FEATURE(trans_copy, "trans_copy");
 
 /*
  * linmap_test "kexec_copy": the copy of the whole linear map that kexec
@@ -440,7 +443,7 @@ LM_COMMAND_FEATURE(tc, "trans_copy");
  *
  *   echo "runs=1" > kexec_copy; cat kexec_copy
  */
-struct kc_result {
+struct kexec_copy_result {
 	unsigned long runs;
 	const char *skip;
 	int ret;
@@ -449,14 +452,14 @@ struct kc_result {
 	struct lm_counts live, copy;
 };
 
-struct kc_pages {
+struct kexec_copy_pages {
 	struct list_head list;
 	unsigned long nr;
 };
 
-static void *kc_alloc_page(void *arg)
+static void *kexec_copy_alloc_page(void *arg)
 {
-	struct kc_pages *p = arg;
+	struct kexec_copy_pages *p = arg;
 	struct page *page = alloc_page(GFP_KERNEL | __GFP_ZERO);
 
 	if (!page)
@@ -466,7 +469,7 @@ static void *kc_alloc_page(void *arg)
 	return page_address(page);
 }
 
-static void kc_free(struct kc_pages *p)
+static void kexec_copy_free(struct kexec_copy_pages *p)
 {
 	struct page *page, *next;
 
@@ -476,34 +479,34 @@ static void kc_free(struct kc_pages *p)
 	p->nr = 0;
 }
 
-static void kc_defaults(void *v)
+static void kexec_copy_defaults(void *v)
 {
-	struct kc_result *r = v;
+	struct kexec_copy_result *r = v;
 
 	r->runs = 1;
 }
 
-static unsigned int kc_params(void *v, struct lm_param *p)
+static unsigned int kexec_copy_params(void *v, struct lm_param *p)
 {
-	struct kc_result *r = v;
+	struct kexec_copy_result *r = v;
 
 	p[0] = (struct lm_param){ "runs", LM_ULONG, &r->runs };
 	return 1;
 }
 
-static int kc_check(void *v)
+static int kexec_copy_check(void *v)
 {
-	struct kc_result *r = v;
+	struct kexec_copy_result *r = v;
 
 	return r->runs >= 1 && r->runs <= 100 ? 0 : -EINVAL;
 }
 
-static int kc_run(void *v)
+static int kexec_copy_run(void *v)
 {
-	struct kc_result *r = v;
-	struct kc_pages p = { .list = LIST_HEAD_INIT(p.list) };
+	struct kexec_copy_result *r = v;
+	struct kexec_copy_pages p = { .list = LIST_HEAD_INIT(p.list) };
 	struct trans_pgd_info info = {
-		.trans_alloc_page = kc_alloc_page,
+		.trans_alloc_page = kexec_copy_alloc_page,
 		.trans_alloc_arg = &p,
 	};
 	unsigned long i;
@@ -527,13 +530,13 @@ static int kc_run(void *v)
 		r->allocated = p.nr;
 		if (!i)
 			lm_count_pgd(pgd, &r->copy);
-		kc_free(&p);
+		kexec_copy_free(&p);
 	}
-	kc_free(&p);
+	kexec_copy_free(&p);
 	return 0;
 }
 
-static u64 kc_leaves(const struct lm_counts *c)
+static u64 kexec_copy_leaves(const struct lm_counts *c)
 {
 	u64 n = 0;
 	int k;
@@ -543,27 +546,27 @@ static u64 kc_leaves(const struct lm_counts *c)
 	return n;
 }
 
-static void kc_show(struct seq_file *m, void *v)
+static void kexec_copy_show(struct seq_file *m, void *v)
 {
-	struct kc_result *r = v;
+	struct kexec_copy_result *r = v;
 
 	if (r->skip)
 		seq_printf(m, "skip=%s\n", r->skip);
 	seq_printf(m, "ret=%d\nruns=%lu\n", r->ret, r->runs);
 	seq_printf(m, "live_leaves=%llu\nlive_tables=%llu\n",
-		   kc_leaves(&r->live), r->live.table_pages);
+		   kexec_copy_leaves(&r->live), r->live.table_pages);
 	seq_printf(m, "copy_leaves=%llu\ncopy_tables=%llu\n",
-		   kc_leaves(&r->copy), r->copy.table_pages);
+		   kexec_copy_leaves(&r->copy), r->copy.table_pages);
 	seq_printf(m, "copy_allocated=%lu\ncopy_ns=%llu\n", r->allocated, r->ns);
 }
 
-static struct lm_cmd kc_cmd = {
-	.size = sizeof(struct kc_result),
-	.defaults = kc_defaults,
-	.params = kc_params,
-	.check = kc_check,
-	.run = kc_run,
-	.show = kc_show,
+static struct lm_cmd kexec_copy_cmd = {
+	.size = sizeof(struct kexec_copy_result),
+	.defaults = kexec_copy_defaults,
+	.params = kexec_copy_params,
+	.check = kexec_copy_check,
+	.run = kexec_copy_run,
+	.show = kexec_copy_show,
 };
 
-LM_COMMAND_FEATURE(kc, "kexec_copy");
+LM_COMMAND_FEATURE(kexec_copy, "kexec_copy");

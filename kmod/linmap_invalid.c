@@ -20,7 +20,7 @@
 
 #include "linmap.h"
 
-struct inval_result {
+struct invalid_block_result {
 	int ret;			/* 0, or the first error */
 	const char *skip;		/* why it could not run */
 	int kind_before, kind_invalid, kind_after;
@@ -34,10 +34,10 @@ struct inval_result {
 };
 
 /* As ptdump's pmd_entry: a leaf is what pmd_leaf() says is one. */
-static int inval_pmd_entry(pmd_t *pmdp, unsigned long addr,
-			   unsigned long next, struct mm_walk *walk)
+static int invalid_block_pmd_entry(pmd_t *pmdp, unsigned long addr,
+				   unsigned long next, struct mm_walk *walk)
 {
-	struct inval_result *r = walk->private;
+	struct invalid_block_result *r = walk->private;
 
 	if (pmd_leaf(READ_ONCE(*pmdp))) {
 		r->generic_leaves++;
@@ -46,19 +46,19 @@ static int inval_pmd_entry(pmd_t *pmdp, unsigned long addr,
 	return 0;
 }
 
-static int inval_pte_entry(pte_t *ptep, unsigned long addr,
-			   unsigned long next, struct mm_walk *walk)
+static int invalid_block_pte_entry(pte_t *ptep, unsigned long addr,
+				   unsigned long next, struct mm_walk *walk)
 {
-	((struct inval_result *)walk->private)->generic_ptes++;
+	((struct invalid_block_result *)walk->private)->generic_ptes++;
 	return 0;
 }
 
-static const struct mm_walk_ops inval_walk_ops = {
-	.pmd_entry = inval_pmd_entry,
-	.pte_entry = inval_pte_entry,
+static const struct mm_walk_ops invalid_block_walk_ops = {
+	.pmd_entry = invalid_block_pmd_entry,
+	.pte_entry = invalid_block_pte_entry,
 };
 
-static void inval_generic_walk(struct inval_result *r, unsigned long addr)
+static void invalid_block_generic_walk(struct invalid_block_result *r, unsigned long addr)
 {
 	r->generic_leaves = -1;
 	if (!lm_sym.walk_kernel_page_table_range)
@@ -66,13 +66,13 @@ static void inval_generic_walk(struct inval_result *r, unsigned long addr)
 	r->generic_leaves = 0;
 	mmap_read_lock(lm_sym.init_mm);
 	lm_sym.walk_kernel_page_table_range(addr, addr + PMD_SIZE,
-					     &inval_walk_ops, NULL, r);
+					     &invalid_block_walk_ops, NULL, r);
 	mmap_read_unlock(lm_sym.init_mm);
 }
 
-static int inval_run(void *v)
+static int invalid_block_run(void *v)
 {
-	struct inval_result *r = v;
+	struct invalid_block_result *r = v;
 	unsigned int order = PMD_SHIFT - PAGE_SHIFT;
 	unsigned long addr, n = 1UL << order;
 	struct lm_audit *a;
@@ -101,7 +101,7 @@ static int inval_run(void *v)
 	r->kind_invalid = lm_lookup(addr, &r->val_invalid);
 	r->present_invalid = lm_sym.kernel_page_present(page);
 	r->present_last_invalid = lm_sym.kernel_page_present(page + n - 1);
-	inval_generic_walk(r, addr);
+	invalid_block_generic_walk(r, addr);
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
 	if (a && !lm_audit_run(a)) {
 		r->audit_violations = a->violations;
@@ -126,9 +126,9 @@ out:
 	return 0;
 }
 
-static void inval_show(struct seq_file *m, void *v)
+static void invalid_block_show(struct seq_file *m, void *v)
 {
-	struct inval_result *r = v;
+	struct invalid_block_result *r = v;
 
 	if (r->skip)
 		seq_printf(m, "skip=%s\n", r->skip);
@@ -150,13 +150,13 @@ static void inval_show(struct seq_file *m, void *v)
 		seq_printf(m, "first=%s\n", r->first);
 }
 
-static struct lm_cmd inval_cmd = {
-	.size = sizeof(struct inval_result),
-	.run = inval_run,
-	.show = inval_show,
+static struct lm_cmd invalid_block_cmd = {
+	.size = sizeof(struct invalid_block_result),
+	.run = invalid_block_run,
+	.show = invalid_block_show,
 };
 
-LM_COMMAND_FEATURE(inval, "invalid_block");
+LM_COMMAND_FEATURE(invalid_block, "invalid_block");
 
 /*
  * linmap_test "cont_edge": set_memory_valid(0) of the last page of a
@@ -171,7 +171,7 @@ LM_COMMAND_FEATURE(inval, "invalid_block");
  *
  *   echo run > cont_edge; cat cont_edge
  */
-struct edge_result {
+struct cont_edge_result {
 	int ret;
 	const char *skip;
 	int kind_block, kind_before, kind_invalid, kind_first, kind_after;
@@ -179,9 +179,9 @@ struct edge_result {
 	char first[128];
 };
 
-static int edge_run(void *v)
+static int cont_edge_run(void *v)
 {
-	struct edge_result *r = v;
+	struct cont_edge_result *r = v;
 	unsigned int order = PMD_SHIFT - PAGE_SHIFT;
 	unsigned long addr, group, last;
 	struct page *page;
@@ -239,9 +239,9 @@ out:
 	return 0;
 }
 
-static void edge_show(struct seq_file *m, void *v)
+static void cont_edge_show(struct seq_file *m, void *v)
 {
-	struct edge_result *r = v;
+	struct cont_edge_result *r = v;
 
 	if (r->skip)
 		seq_printf(m, "skip=%s\n", r->skip);
@@ -256,10 +256,10 @@ static void edge_show(struct seq_file *m, void *v)
 		seq_printf(m, "first=%s\n", r->first);
 }
 
-static struct lm_cmd edge_cmd = {
-	.size = sizeof(struct edge_result),
-	.run = edge_run,
-	.show = edge_show,
+static struct lm_cmd cont_edge_cmd = {
+	.size = sizeof(struct cont_edge_result),
+	.run = cont_edge_run,
+	.show = cont_edge_show,
 };
 
-LM_COMMAND_FEATURE(edge, "cont_edge");
+LM_COMMAND_FEATURE(cont_edge, "cont_edge");

@@ -25,7 +25,7 @@
 
 #define HEAL_MAX_BLOCKS	1024
 
-struct heal_result {
+struct collapse_cost_result {
 	unsigned long blocks;		/* asked for */
 	unsigned long taken, split_errors;
 	u64 tables_split, tables_folded;	/* table pages before/after */
@@ -34,7 +34,7 @@ struct heal_result {
 	int pass_ret;
 };
 
-static u64 heal_tables(void)
+static u64 collapse_cost_tables(void)
 {
 	struct lm_counts *c = kzalloc(sizeof(*c), GFP_KERNEL);
 	u64 n = 0;
@@ -47,7 +47,7 @@ static u64 heal_tables(void)
 	return n;
 }
 
-static u64 heal_pass(int *ret, u64 *fold_ns)
+static u64 collapse_cost_pass(int *ret, u64 *fold_ns)
 {
 	u64 t0 = ktime_get_ns();
 
@@ -58,9 +58,9 @@ static u64 heal_pass(int *ret, u64 *fold_ns)
 	return t0;
 }
 
-static int heal_run(void *v)
+static int collapse_cost_run(void *v)
 {
-	struct heal_result *r = v;
+	struct collapse_cost_result *r = v;
 	unsigned int order = PMD_SHIFT - PAGE_SHIFT;
 	struct page **blk;
 	u64 before;
@@ -71,8 +71,8 @@ static int heal_run(void *v)
 	if (!blk)
 		return -ENOMEM;
 	/* Start from a healed map, so that the pass folds only ours. */
-	heal_pass(&ret, NULL);
-	before = heal_tables();
+	collapse_cost_pass(&ret, NULL);
+	before = collapse_cost_tables();
 	for (i = 0; i < r->blocks; i++) {
 		blk[i] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, order);
 		if (!blk[i])
@@ -82,19 +82,19 @@ static int heal_run(void *v)
 		    lm_sym.set_direct_map_default_noflush(blk[i]))
 			r->split_errors++;
 	}
-	r->tables_split = heal_tables() - before;
-	r->pass_ns = heal_pass(&r->pass_ret, &r->fold_ns);
-	r->tables_folded = r->tables_split + before - heal_tables();
-	r->empty_pass_ns = heal_pass(&ret, &r->empty_fold_ns);
+	r->tables_split = collapse_cost_tables() - before;
+	r->pass_ns = collapse_cost_pass(&r->pass_ret, &r->fold_ns);
+	r->tables_folded = r->tables_split + before - collapse_cost_tables();
+	r->empty_pass_ns = collapse_cost_pass(&ret, &r->empty_fold_ns);
 	for (i = 0; i < r->taken; i++)
 		__free_pages(blk[i], order);
 	kfree(blk);
 	return r->pass_ret;
 }
 
-static void heal_show(struct seq_file *m, void *v)
+static void collapse_cost_show(struct seq_file *m, void *v)
 {
-	struct heal_result *r = v;
+	struct collapse_cost_result *r = v;
 
 	seq_printf(m, "blocks=%lu\ntaken=%lu\nsplit_errors=%lu\n", r->blocks,
 		   r->taken, r->split_errors);
@@ -110,38 +110,38 @@ static void heal_show(struct seq_file *m, void *v)
 				   r->tables_folded));
 }
 
-static void heal_defaults(void *v)
+static void collapse_cost_defaults(void *v)
 {
-	((struct heal_result *)v)->blocks = 64;
+	((struct collapse_cost_result *)v)->blocks = 64;
 }
 
-static unsigned int heal_params(void *v, struct lm_param *p)
+static unsigned int collapse_cost_params(void *v, struct lm_param *p)
 {
 	p[0] = (struct lm_param){ "blocks", LM_ULONG,
-				  &((struct heal_result *)v)->blocks };
+				  &((struct collapse_cost_result *)v)->blocks };
 	return 1;
 }
 
-static int heal_check(void *v)
+static int collapse_cost_check(void *v)
 {
-	struct heal_result *r = v;
+	struct collapse_cost_result *r = v;
 
 	return r->blocks && r->blocks <= HEAL_MAX_BLOCKS ? 0 : -EINVAL;
 }
 
-static int heal_available(void)
+static int collapse_cost_available(void)
 {
 	return lm_has_collapse() ? 0 : -EOPNOTSUPP;
 }
 
-static struct lm_cmd heal_cmd = {
-	.size = sizeof(struct heal_result),
-	.defaults = heal_defaults,
-	.params = heal_params,
-	.check = heal_check,
-	.run = heal_run,
-	.show = heal_show,
-	.available = heal_available,
+static struct lm_cmd collapse_cost_cmd = {
+	.size = sizeof(struct collapse_cost_result),
+	.defaults = collapse_cost_defaults,
+	.params = collapse_cost_params,
+	.check = collapse_cost_check,
+	.run = collapse_cost_run,
+	.show = collapse_cost_show,
+	.available = collapse_cost_available,
 };
 
 /*
@@ -278,10 +278,10 @@ static struct lm_cmd idle_cmd = {
 	.show = idle_show,
 };
 
-static const struct lm_file heal_files[] = {
-	{ "collapse_cost", 0644, NULL, &heal_cmd },
+static const struct lm_file collapse_files[] = {
+	{ "collapse_cost", 0644, NULL, &collapse_cost_cmd },
 	{ "collapse_quiet", 0644, NULL, &quiet_cmd },
 	{ "collapse_idle", 0644, NULL, &idle_cmd },
 };
 
-LM_FEATURE(heal, NULL);
+LM_FEATURE(collapse, NULL);
