@@ -4,7 +4,7 @@
  * Longer than 400 lines: the replay and the model's self-test cases, which
  * share its reading of parameter tables and its JSON output.
  *
- *   tlbsim replay [--variants all|NAME,...] --params TSV [--params TSV...] REC OUT
+ *   tlbsim replay [--variants all|NAME,...] [--on LAYOUT] --params TSV [--params TSV...] REC OUT
  *       Replays a recording of the tlbtrace plugin (rec=) and writes the
  *       results as the plugin does, for every layout: the first core's
  *       models as the plugin runs them (the L2 at three sizes), each
@@ -12,7 +12,10 @@
  *       further core at its own L2 size. The first core's plain models
  *       must count what the plugin counted (make check compares them).
  *       Replays of one recording with other variants can run side by
- *       side, one a core.
+ *       side, one a core. --on takes the "on" layout's linear map from a
+ *       layout file (layout.py's, as the plugin's on= takes) instead of
+ *       the recording's rodata=on boot: the same accesses on another
+ *       kernel's linear map, such as one after a long run.
  *   tlbsim --selftest DIR
  *       The model on synthetic streams whose misses are counted by hand,
  *       the parameter tables in DIR read through the plugin's loader,
@@ -110,6 +113,7 @@ static int replay(int argc, char **argv)
 	struct rx_layout x = { 0 };
 	struct ends e = { 0 };
 	unsigned int ncores = 0, vcpus, i, l, window = 0, variants = 0;
+	const char *on_path = NULL;
 	int have_on, rc;
 	uint64_t r;
 	struct rec_in *f;
@@ -129,6 +133,9 @@ static int replay(int argc, char **argv)
 					die("no variant '%s' (all, coalesce4, walk_cache, tlbi_va_l1, thp_user, end_layout, tlbi_va_all)", t);
 			}
 			argc--, argv++;
+		} else if (!strcmp(argv[0], "--on") && argc > 3) {
+			on_path = argv[1];
+			argc--, argv++;
 		} else if (!strcmp(argv[0], "--params") && argc > 3) {
 			if (ncores == 11)
 				die("at most 11 cores%s", "");
@@ -139,10 +146,16 @@ static int replay(int argc, char **argv)
 		}
 	}
 	if (argc != 2 || !ncores)
-		die("usage: tlbsim replay [--variants all|NAME,...] --params TSV [--params TSV...] REC OUT%s", "");
+		die("usage: tlbsim replay [--variants all|NAME,...] [--on LAYOUT] --params TSV [--params TSV...] REC OUT%s", "");
 	if (variants & V_END_LAYOUT)
 		scan_ends(argv[0], &e);
 	f = rec_start(argv[0], &vcpus, &on, &have_on);
+	if (on_path) {
+		free(on.r);
+		memset(&on, 0, sizeof(on));
+		layout_load(&on, "on", on_path);
+		have_on = 1;
+	}
 	sim_init(&s, vcpus, have_on ? &on : NULL);
 	sim_add_inline(&s, &cores[0]);
 	for (l = 0; l < s.nlayouts; l++)
@@ -432,6 +445,25 @@ static size_t slurp(FILE *f, char *buf, size_t size)
 	return len;
 }
 
+/* Whether layouts @a and @b of the first window have the same models' text. */
+static int st_same_models(const char *json, const char *a, const char *b)
+{
+	const char *p[2], *q[2];
+	char key[32];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(key, sizeof(key), "\"%s\": {", i ? b : a);
+		p[i] = strstr(json, key);
+		p[i] = p[i] ? strstr(p[i], "\"models\": [") : NULL;
+		q[i] = p[i] ? strstr(p[i], "]}") : NULL;
+		if (!q[i])
+			return 0;
+	}
+	return q[0] - p[0] == q[1] - p[1] && q[0] - p[0] > 100 &&
+	       !memcmp(p[0], p[1], q[0] - p[0]);
+}
+
 /*
  * A stream written as the plugin writes it, and replayed: the replay's
  * window must be the inline model's, byte for byte.
@@ -531,6 +563,26 @@ static void st_recording(void)
 		st_check("replay: variants leave the 6 plain models' counts alone",
 			 same * models, 6);
 	}
+	/*
+	 * --on with the linear map all PTEs: "on" must then count what
+	 * "full" counts, model by model.
+	 */
+	f = fopen(tmp, "w");
+	if (!f)
+		die("cannot write %s", tmp);
+	fprintf(f, "linear %llx %llx\n%llx %llx 12\n", K0, K0 + 2 * MB, K0, K0 + 2 * MB);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "'%s' replay --on %s --params '%s' %s %s",
+		 self, tmp, params, rec, out);
+	st_check("replay: --on LAYOUT replays", system(cmd), 0);
+	f = fopen(out, "r");
+	rep[0] = 0;
+	if (f) {
+		slurp(f, rep, sizeof(rep));
+		fclose(f);
+	}
+	st_check("replay: --on, a linear map of PTEs counts as all-PTE \"full\"",
+		 st_same_models(rep, "full", "on"), 1);
 	unlink(tmp);
 	unlink(rec);
 	unlink(out);

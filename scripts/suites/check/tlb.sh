@@ -108,6 +108,26 @@ PY
 	else
 		bad "tlb: the sensitivity sweep replays every variant; more L1D entries, no more refills" "$sum"
 	fi
+	# relayout.sh: the recording on a layout file, here its own boot's
+	# from the guest's ptdump, counts what its own layout as the guest
+	# sent it counted (within 2%: the two are read at different times).
+	linmap_data section "$d/tlb.data" tlb.windows >"$d/windows"
+	if ! "$TOP/scripts/bench/tlb/relayout.sh" "$d/tlbsim" "$d" "$d/relayout" \
+		own="$d/tlb.data:tlb.layout.boot" >"$d/relayout.log" 2>&1; then
+		bad "tlb: relayout.sh replays the recording on a layout file" "$(tail -3 "$d/relayout.log")"
+	elif sum=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import relayout_report as r
+w = r.rates(sys.argv[2])
+assert w, "no windows"
+for i, x in w.items():
+    assert "on" in x, "window %d: no layout from the file" % i
+    assert abs(x["on"] - x["series"]) <= 0.02 * x["series"], "window %d: %.4f on the file, %.4f recorded" % (i, x["on"], x["series"])
+    assert x["on"] < x["full"], "window %d: the boot layout counts no fewer than all PTEs" % i
+print("; ".join("%.4f on the file, %.4f recorded, %.4f all PTEs" % (x["on"], x["series"], x["full"]) for x in w.values()))' \
+			"$TOP/scripts/bench/tlb" "$d/relayout/own.json" 2>&1); then
+		ok "tlb: relayout.sh: the recording on its own boot layout, from a file, counts what it recorded: $sum"
+	else
+		bad "tlb: relayout.sh: the recording on its own boot layout, from a file, counts what it recorded" "$sum"
+	fi
 }
 if [ "$TREE" = series ] && [[ " ${built[*]} " == *" 4K "* ]]; then
 	msg "TLB model and plugin"
