@@ -12,6 +12,8 @@ usage:
                                      start with PREFIX), one line
   modes.py show                      every job and tree with its default
                                      geometries, as 'list' prints them
+  modes.py kind WORD...              for each WORD 'geometry', 'mode' (of
+                                     any job or tree) or 'none', a line
 Environment: CHURN_SECS (5), SOAK_SECS (600), STRESS (replaces a mode's
 stress), CHECK_MODES (only the modes named, e.g. "bbml2-all rodata-on").
 """
@@ -102,6 +104,11 @@ def main(argv):
                 if m["name"] not in names:
                     names.append(m["name"])
         print(" ".join(names))
+    elif len(argv) >= 2 and argv[0] == "kind":
+        geos = [r[0] for r in rows("geometries.tsv")]
+        names = [m["name"] for m in table()[1]]
+        for w in argv[1:]:
+            print("geometry" if w in geos else "mode" if w in names else "none")
     elif argv == ["show"]:
         for job in JOBS:
             for tree in TREES:

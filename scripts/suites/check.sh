@@ -25,6 +25,50 @@
 # CHECK_PART=trees: only build and boot this tree's guests (the nested run
 # for the core series alone, below), its results in CHECK_DIR.
 CHECK_PART=${CHECK_PART:-all}
+
+G=$TOP/scripts/suites/check
+GROUPS_ALL="kit build guests trees upstream board drills main-job bench tlb"
+# CHECK_GROUPS: only these groups (build runs too where a later one needs
+# its kernels). A group not run is not counted. The kit's tests of itself
+# are make check-kit's (CHECK_GROUPS=kit), not make check's.
+# ONLY: what to run in one list, each word a group, a page size (a
+# geometry of scripts/modes/geometries.tsv) or a mode (make modes); it
+# stands for CHECK_GROUPS, CHECK_PAGE_SIZES and CHECK_MODES. Sizes or
+# modes without a group run the groups that boot them: build, guests and
+# trees.
+if [ -n "${ONLY:-}" ] && [ "$CHECK_PART" = all ]; then
+	[ -z "${CHECK_GROUPS:-}${CHECK_PAGE_SIZES:-}${CHECK_MODES:-}" ] ||
+		die "ONLY stands for CHECK_GROUPS, CHECK_PAGE_SIZES and CHECK_MODES: give it or them, not both"
+	only_groups= only_sizes= only_modes=
+	mapfile -t kinds < <(python3 "$TOP/scripts/modes/modes.py" kind $ONLY)
+	i=0
+	for w in $ONLY; do
+		if [[ " $GROUPS_ALL " == *" $w "* ]]; then
+			only_groups+=" $w"
+		elif [ "${kinds[$i]}" = geometry ]; then
+			only_sizes+=" $w"
+		elif [ "${kinds[$i]}" = mode ]; then
+			only_modes+=" $w"
+		else
+			die "ONLY: '$w' is no group ($GROUPS_ALL), page size (scripts/modes/geometries.tsv) or mode (make modes)"
+		fi
+		i=$((i + 1))
+	done
+	[ -n "$only_groups" ] || only_groups=" build guests trees"
+	CHECK_GROUPS=${only_groups# }
+	[ -z "$only_sizes" ] || export CHECK_PAGE_SIZES=${only_sizes# }
+	[ -z "$only_modes" ] || export CHECK_MODES=${only_modes# }
+	msg "ONLY=\"$ONLY\": groups $CHECK_GROUPS; page sizes ${CHECK_PAGE_SIZES:-every one}; modes ${CHECK_MODES:-every one}"
+fi
+CHECK_GROUPS=${CHECK_GROUPS:-${GROUPS_ALL#kit }}
+for group in $CHECK_GROUPS; do
+	[[ " $GROUPS_ALL " == *" $group "* ]] || die "CHECK_GROUPS: no group '$group' (groups: $GROUPS_ALL)"
+done
+# CHECK_PLAN=1: say what would run, and stop.
+if [ "${CHECK_PLAN:-0}" = 1 ]; then
+	echo "groups: $CHECK_GROUPS; page sizes: ${CHECK_PAGE_SIZES:-the default ones}; modes: ${CHECK_MODES:-every one}"
+	exit 0
+fi
 CHECK=${CHECK_DIR:-$OUT/check}
 rm -rf "$CHECK"
 mkdir -p "$CHECK"
@@ -48,15 +92,6 @@ if [ "$CHECK_PART" = all ]; then
 	disk_sampler=$!
 fi
 
-G=$TOP/scripts/suites/check
-GROUPS_ALL="kit build guests trees upstream board drills main-job bench tlb"
-# CHECK_GROUPS: only these groups (build runs too where a later one needs
-# its kernels). A group not run is not counted. The kit's tests of itself
-# are make check-kit's (CHECK_GROUPS=kit), not make check's.
-CHECK_GROUPS=${CHECK_GROUPS:-${GROUPS_ALL#kit }}
-for group in $CHECK_GROUPS; do
-	[[ " $GROUPS_ALL " == *" $group "* ]] || die "CHECK_GROUPS: no group '$group' (groups: $GROUPS_ALL)"
-done
 want() { [[ " $CHECK_GROUPS " == *" $1 "* ]]; }
 . "$G/common.sh"
 . "$TOP/scripts/modes/expect.sh"

@@ -198,6 +198,23 @@ refused PAGE_SIZE=8K '4K, 16K or 64K'
 refused VA_BITS=40 'a size 6.12 offers with 4K pages: 39 48 52'
 refused SERIES=partial 'on, core or off'
 refused DEBUG=yes 'on or off'
+# make check's one selector: a word that names nothing is refused, ONLY
+# beside the variables it stands for is refused, and CHECK_PLAN shows
+# how it reads a list. (This run's own CHECK_GROUPS=kit is left out.)
+only_env="env -u CHECK_GROUPS -u CHECK_PAGE_SIZES -u CHECK_MODES"
+expect_fail "kit: make check refuses ONLY with a word that is no group, page size or mode" \
+	"ONLY: 'bogus' is no group" $only_env ONLY="16K bogus" CHECK_PLAN=1 OUT="$T/out-only" "$TOP/scripts/suites/check.sh"
+expect_fail "kit: make check refuses ONLY beside CHECK_MODES" "give it or them, not both" \
+	$only_env ONLY=guests CHECK_MODES=bbml2-all CHECK_PLAN=1 OUT="$T/out-only" "$TOP/scripts/suites/check.sh"
+out=$($only_env ONLY="16K bbml2-all workload-kexec" CHECK_PLAN=1 OUT="$T/out-only" "$TOP/scripts/suites/check.sh" 2>&1)
+if [[ $out == *"groups: build guests trees; page sizes: 16K; modes: bbml2-all workload-kexec"* ]] &&
+   out2=$($only_env ONLY="upstream tlb" CHECK_PLAN=1 OUT="$T/out-only" "$TOP/scripts/suites/check.sh" 2>&1) &&
+   [[ $out2 == *"groups: upstream tlb; page sizes: the default ones; modes: every one"* ]] &&
+   [ ! -e "$T/out-only/check" ]; then
+	ok "kit: make check ONLY= reads groups, page sizes and modes from one list"
+else
+	bad "kit: make check ONLY= reads groups, page sizes and modes from one list" "$out / ${out2:-}"
+fi
 refused KASAN=generic 'off, sw or hw'
 refused WORKLOAD_KERNEL=yes 'on or off'
 refused MEM=4 'guest RAM in M, G or T'
