@@ -76,7 +76,9 @@ data=$LOGDIR/$NAME.data
 first=$LOGDIR/$NAME.first.data
 rm -f "$log" "$data" "$first"
 
-append="console=ttyAMA0 panic=-1 oops=panic linmap.job=$JOB"
+# earlycon (the DT's stdout-path, QEMU's PL011): a kernel that dies before
+# its console is up still leaves the reason in the log.
+append="console=ttyAMA0 earlycon panic=-1 oops=panic linmap.job=$JOB"
 [ -n "$STRESS" ] && append+=" linmap.stress=${STRESS// /,}"
 [ -n "$CMDLINE" ] && append+=" $CMDLINE"
 # Emulated CPUs only have BBML2_NOABORT if told so (test-only parameter).

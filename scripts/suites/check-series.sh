@@ -181,7 +181,7 @@ boot_step() {
 	fi
 	msg "booting after $name"
 	if ! env "${STEP_ENV[@]}" JOB=check NAME=step-$n LOGDIR=$W/logs BBML2=off QEMU_CPU="$STEP_CPU" \
-	     QEMU_TIMEOUT=600 CMDLINE="earlycon=pl011,0x9000000 linmap.only=$STEP_TESTS" \
+	     QEMU_TIMEOUT=600 CMDLINE="linmap.only=$STEP_TESTS" \
 	     "$TOP/scripts/job/boot.sh" >"$log.boot" 2>&1; then
 		step_detail=$(tail -8 "$log.boot")
 		bad "boots ($PAGE_SIZE) after: $name" "$step_detail"
