@@ -55,6 +55,18 @@ def unmodelled(full, series, hw):
     return x if x >= 0 else None
 
 
+def agreement(full_runs, series_runs, hw):
+    """The report's "what would have to be true" line, from each run's
+    rodata=full and series rates: none where no unmodelled rate does."""
+    full, ser = med(full_runs), med(series_runs)
+    x = unmodelled(full and full[0], ser and ser[0], hw)
+    if x is None:
+        return []
+    return ["What would have to be true for the two to agree: refills the model "
+            "does not see, alike in both layouts, at %s per 1000 instructions "
+            "(the model's own rodata=full rate is %s)." % (fmt(x), fmt(full))]
+
+
 def per_k(n, insns):
     return 1000.0 * n / insns if insns else 0.0
 
@@ -254,13 +266,8 @@ def main(d, dcz=64):
                (fmt(fp), fmt(med(series_of(mc, "dtlb_k", layout="full"))))]
         if r:
             md += ["Model / measurement: %.2f (median)." % (-r[0] / HW)]
-            full = med(series_of(mc, "dtlb_k", layout="full"))
-            ser = med(series_of(mc, "dtlb_k", layout="series"))
-            x = unmodelled(full, ser, HW)
-            if x is not None:
-                md += ["What would have to be true for the two to agree: refills the model "
-                       "does not see, alike in both layouts, at %s per 1000 instructions "
-                       "(the model's own rodata=full rate is %s)." % (fmt(x), fmt(full))]
+            md += agreement(series_of(mc, "dtlb_k", layout="full"),
+                            series_of(mc, "dtlb_k", layout="series"), HW)
 
     path = os.path.join(d, "mcload.json")
     if os.path.exists(path):

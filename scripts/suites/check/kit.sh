@@ -258,6 +258,10 @@ spec.loader.exec_module(r)
 x = r.unmodelled(2.69, 1.03, 28.5)
 assert x is not None and abs((1.03 + x) / (2.69 + x) - 1 + 0.285) < 1e-9, x
 assert r.unmodelled(1.0, 0.9, 28.5) is None
+# As the report calls it: each run's rates, their medians taken first.
+line = r.agreement([2.6, 2.69, 2.8], [1.0, 1.03, 1.1], 28.5)
+assert len(line) == 1 and ("at %.3g per 1000" % x) in line[0], line
+assert r.agreement([1.0], [0.9], 28.5) == []
 print("%.2f" % x)
 PY
 ); then
