@@ -134,7 +134,7 @@ struct lm_syms {
 	 * with BBML2_NOABORT: the series' force_pte_mapping() (core 0022),
 	 * upstream's linear_map_requires_bbml2 (6.18 on).
 	 */
-	void *block_policy, *block_policy_upstream;
+	void *block_policy, *block_policy_upstream, *repaint_park;
 	bool *kfence_early_init;
 	struct lm_inject_hook *inject;
 	unsigned int *split_delay_us;

@@ -63,6 +63,7 @@ static const struct {
 	LM_SYM(linear_map_ptes, "linear_map_ptes", false),
 	LM_SYM(block_policy, "force_pte_mapping", false),
 	LM_SYM(block_policy_upstream, "linear_map_requires_bbml2", false),
+	LM_SYM(repaint_park, "idmap_park_for_repaint", false),
 	LM_SYM(set_direct_map_invalid_noflush,
 	       "set_direct_map_invalid_noflush", true),
 	LM_SYM(set_direct_map_default_noflush,
@@ -210,7 +211,14 @@ int lm_bbml2_state(void)
  */
 bool lm_block_policy(void)
 {
-	return lm_sym.block_policy || lm_sym.block_policy_upstream;
+	/*
+	 * Upstream's policy is its linear_map_requires_bbml2. The series has
+	 * a flag of that name from its repaint patch on, before the patch
+	 * that keeps blocks (force_pte_mapping()); the series' kernels tell
+	 * themselves apart by their ID-map park, which upstream lacks.
+	 */
+	return lm_sym.block_policy ||
+	       (lm_sym.block_policy_upstream && !lm_sym.repaint_park);
 }
 
 bool lm_linear_blocks(void)
