@@ -16,10 +16,12 @@ usage: relayout_report.py WINDOWS NAME=JSON...
   the same "full").
 """
 import json
+import os
 import statistics
 import sys
 
-KMODE = ("kernel_linear", "kernel_other", "kernel_to_user")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import figures, model_key  # noqa: E402
 
 
 def rates(path, diffs=None):
@@ -35,12 +37,10 @@ def rates(path, diffs=None):
                      "the recording's %d" % (path, w["on_linear_bytes"], w["linear_bytes"]))
         if diffs is not None:
             diffs.append(d)
-        insns = w["insns_kernel"] + w["insns_user"]
         for lay, v in w["layouts"].items():
             for m in v["models"]:
-                if m["core"] == "neoverse-n1" and m["variant"] == "base" and m["scale"] == 1:
-                    miss = sum(m["stats"][c]["l1_miss"] for c in KMODE)
-                    out.setdefault(w["id"], {})[lay] = 1000.0 * miss / insns if insns else 0.0
+                if model_key(m) == "base":
+                    out.setdefault(w["id"], {})[lay] = figures(w, m["stats"])["dtlb_k"]
     return out
 
 
