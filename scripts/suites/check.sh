@@ -16,7 +16,8 @@
 #   main-job.sh  the main job interrupted, cancelled, and to its report;
 #   bench.sh     make bench-quick as a smoke test;
 #   tlb.sh       the TLB model and its QEMU plugin.
-# common.sh holds what they share.
+# common.sh holds what they share, guest-boot.sh a guest's boot (one at a
+# time, or the next beside it).
 # Usage: make check (CHECK_PART, CHECK_JOB, CHECK_PAGE_SIZES, CHECK_MODES:
 # scripts/lib/variables.tsv). One file per group in scripts/suites/check/.
 # Ends with 'N passed, N failed, N skipped'. A SKIP is never a pass.
@@ -98,6 +99,7 @@ want() { [[ " $CHECK_GROUPS " == *" $1 "* ]]; }
 [ "$CHECK_PART" != all ] || ! want kit || . "$G/kit.sh"
 [ "$CHECK_GROUPS" != kit ] || finish
 . "$G/build.sh"
+. "$G/guest-boot.sh"
 ! want guests || . "$G/guests.sh"
 # soak, check-geometries and a nested tree's run stop after their guests.
 [ "$CHECK_JOB" = check ] && [ "$CHECK_PART" = all ] || finish

@@ -26,18 +26,6 @@ count_ktap() {
 		bad "$mode: every KUnit module loaded" "$(grep '^kunit' "$data")"
 }
 
-# boot_guest GEOMETRY MODE VAR=VALUE...: boot.sh with these settings, its
-# logs in the check directory; it must boot, finish and log no splat.
-boot_guest() {
-	local ps=$1 mode=$2
-	shift 2
-	if geo "$ps" env "$@" NAME="$mode" LOGDIR="$CHECK" "$TOP/scripts/job/boot.sh"; then
-		ok "$mode: guest booted, finished and logged no splat"
-	else
-		bad "$mode: guest booted, finished and logged no splat" "console log: $CHECK/$mode.log"
-	fi
-}
-
 # The workload guests' Debian userspace (scripts/job/rootfs.sh), built or
 # taken from its cache once per run.
 ROOTFS_IMG=
@@ -189,67 +177,90 @@ hibernate_guest() {	# PAGE_SIZE MODE CMDLINE BOOT-SETTINGS...
 	return 0
 }
 
-# guest PAGE_SIZE MODE CMDLINE [STRESS] [SMP]: boot in a mode, run the
-# selftests there. CMDLINE's qemu:VAR=VALUE words are boot.sh settings
-# (QEMU_CPU, IOMMU, BBML2, EL2, COLLAPSE, JOB; ROOTFS=debian for the Debian userspace,
-# DISK2=kexec for the kernel to kexec, SWAP=new for a hibernation guest's
-# new swap disk), not kernel arguments.
-guest() {
-	local ps=$1 mode=$1-$2 cmd= stress=${4:-} smp=${5:-${SMP:-4}} w
-	local data=$CHECK/$mode.data qemu=() swap= job=check two=
+# guest_settings PAGE_SIZE MODE CMDLINE [ahead]: CMDLINE's words read into
+# G_CMD (kernel arguments), G_QEMU (boot.sh settings), G_JOB, G_SWAP and
+# G_TWO (a second kernel reports). Returns 1 when the guest cannot boot,
+# after saying why; with 'ahead', returns 1 without a word where the guest
+# needs what an earlier guest makes or what is not yet there.
+guest_settings() {
+	local ps=$1 mode=$1-$2 ahead=${4:-} w
+	G_CMD= G_QEMU=() G_JOB=check G_SWAP= G_TWO=
 	for w in $3; do
 		case $w in
-		qemu:JOB=*) job=${w#qemu:JOB=}; qemu+=("${w#qemu:}") ;;
-		qemu:QEMU_CPU=*|qemu:IOMMU=*|qemu:BBML2=*|qemu:EL2=*|qemu:COLLAPSE=*) qemu+=("${w#qemu:}") ;;
+		qemu:JOB=*) G_JOB=${w#qemu:JOB=}; G_QEMU+=("${w#qemu:}") ;;
+		qemu:QEMU_CPU=*|qemu:IOMMU=*|qemu:BBML2=*|qemu:EL2=*|qemu:COLLAPSE=*) G_QEMU+=("${w#qemu:}") ;;
 		qemu:ROOTFS=debian)
+			[ -z "$ahead" ] || [ -n "$ROOTFS_IMG" ] || return 1
 			if ! rootfs_image; then
 				bad "$mode: guest booted (no Debian userspace, see above)"
-				return 0
+				return 1
 			fi
-			qemu+=("ROOTFS=$ROOTFS_IMG") ;;
-		qemu:SWAP=new) swap=1 ;;
+			G_QEMU+=("ROOTFS=$ROOTFS_IMG") ;;
+		qemu:SWAP=new) [ -z "$ahead" ] || return 1; G_SWAP=1 ;;
 		qemu:DEB=*)
+			[ -z "$ahead" ] || return 1
 			if ! deb_disks "${w#qemu:DEB=}" 2>"$CHECK/$mode.deb-disks"; then
 				bad "$mode: guest booted (no disks for the package guest: $(tail -3 "$CHECK/$mode.deb-disks"))"
-				return 0
+				return 1
 			fi
-			qemu+=("${DEB_QEMU[@]}") ;;
+			G_QEMU+=("${DEB_QEMU[@]}") ;;
 		qemu:DISK2=kexec)
+			[ -z "$ahead" ] || [ -f "$CHECK/kexec-$ps.ext4" ] || return 1
 			if ! w=$(kexec_disk "$ps"); then
 				bad "$mode: guest booted (no disk with the kernel to kexec)"
-				return 0
+				return 1
 			fi
-			qemu+=("DISK2=$w") ;;
-		qemu:*) bad "$mode: unknown boot setting '$w' in scripts/modes/modes.tsv"; return 0 ;;
-		*) cmd+="${cmd:+ }$w" ;;
+			G_QEMU+=("DISK2=$w") ;;
+		qemu:*)
+			[ -n "$ahead" ] || bad "$mode: unknown boot setting '$w' in scripts/modes/modes.tsv"
+			return 1 ;;
+		*) G_CMD+="${G_CMD:+ }$w" ;;
 		esac
 	done
 	# kexec and kdump hand over to a second kernel.
-	for w in $cmd; do
+	for w in $G_CMD; do
 		case $w in
 		linmap.workloads=*)
-			case ,${w#*=}, in *,kexec,*|*,kdump,*) two=1 ;; esac ;;
+			case ,${w#*=}, in *,kexec,*|*,kdump,*) G_TWO=1 ;; esac ;;
 		esac
 	done
-	if [ -n "$swap" ]; then
-		hibernate_guest "$ps" "$mode" "$cmd" SMP="$smp" "${qemu[@]}"
+}
+
+# guest PAGE_SIZE MODE CMDLINE [STRESS] [SMP] [ahead]: boot in a mode, run
+# the selftests there. CMDLINE's qemu:VAR=VALUE words are boot.sh settings
+# (QEMU_CPU, IOMMU, BBML2, EL2, COLLAPSE, JOB; ROOTFS=debian for the Debian
+# userspace, DISK2=kexec for the kernel to kexec, SWAP=new for a
+# hibernation guest's new swap disk), not kernel arguments. With 'ahead',
+# only start its boot in the background where it can (boot_ahead).
+guest() {
+	local ps=$1 mode=$1-$2 stress=${4:-} smp=${5:-${SMP:-4}} ahead=${6:-}
+	local data=$CHECK/$1-$2.data cmd
+	guest_settings "$ps" "$2" "$3" $ahead || return 0
+	cmd=$G_CMD
+	set -- JOB=check SMP="$smp" "${G_QEMU[@]}" CMDLINE="$cmd ${CMDLINE:-}" STRESS="$stress"
+	if [ -n "$ahead" ]; then
+		boot_ahead "$ps" "$mode" "$@"
 		return 0
 	fi
-	msg "guest $mode: $cmd${qemu[*]:+ (${qemu[*]})}"
-	boot_guest "$ps" "$mode" JOB=check SMP="$smp" "${qemu[@]}" CMDLINE="$cmd ${CMDLINE:-}" STRESS="$stress"
-	if [ -z "$two" ]; then
-		[ ! -f "$data" ] || judge_record "$ps" "$mode" "$data" "$cmd" "$job"
+	if [ -n "$G_SWAP" ]; then
+		hibernate_guest "$ps" "$mode" "$cmd" SMP="$smp" "${G_QEMU[@]}"
+		return 0
+	fi
+	msg "guest $mode: $cmd${G_QEMU[*]:+ (${G_QEMU[*]})}"
+	boot_guest "$ps" "$mode" "$@"
+	if [ -z "$G_TWO" ]; then
+		[ ! -f "$data" ] || judge_record "$ps" "$mode" "$data" "$cmd" "$G_JOB"
 		return 0
 	fi
 	# kexec and kdump: the first kernel ran the workloads and the churn,
 	# the second the tests; each is judged on its own.
 	if [ -f "$CHECK/$mode.first.data" ]; then
-		judge_record "$ps" "$mode: first" "$CHECK/$mode.first.data" "$cmd" "$job"
+		judge_record "$ps" "$mode: first" "$CHECK/$mode.first.data" "$cmd" "$G_JOB"
 	else
 		bad "$mode: first: the first kernel printed its record before handing over" \
 			"$(grep -E '^(not ok|# kexec|# Cannot|# crash)' "$CHECK/$mode.log" | head -8)"
 	fi
-	[ ! -f "$data" ] || judge_record "$ps" "$mode: second" "$data" "" "$job"
+	[ ! -f "$data" ] || judge_record "$ps" "$mode: second" "$data" "" "$G_JOB"
 }
 
 # judge_record GEOMETRY NAME DATA CMDLINE JOB: one kernel's record: its
@@ -288,12 +299,25 @@ host_cpus() {
 [ "$CHECK_JOB" != soak ] || export QEMU_TIMEOUT=$((${SOAK_SECS:-600} * 2 + 900))
 mapfile -t guests < <(python3 "$TOP/scripts/modes/modes.py" list "$CHECK_JOB" "$TREE" "${built[@]}")
 [ ${#guests[@]} -gt 0 ] || bad "guests: scripts/modes/modes.tsv has none for job $CHECK_JOB, $TREE tree${CHECK_MODES:+, CHECK_MODES=$CHECK_MODES}"
-for g in "${guests[@]}"; do
-	IFS=$'\t' read -r ps mode cmd stress smp checks <<<"$g"
+# A guest line's fields: PS MODE CMD STRESS SMP CHECKS, '-' read as empty.
+guest_fields() {
+	IFS=$'\t' read -r ps mode cmd stress smp checks <<<"$1"
 	[ "$cmd" != - ] || cmd=
 	[ "$stress" != - ] || stress=
 	[ "$smp" != - ] || smp=
 	[ "$smp" != host ] || smp=$(host_cpus)
+}
+guests_ahead=${GUESTS_AHEAD:-1}
+[ "$CHECK_JOB" = check ] || guests_ahead=0
+for i in "${!guests[@]}"; do
+	# The next guest boots beside this one where it can (boot_ahead).
+	guest_fields "${guests[$i]}"
+	if [ "$guests_ahead" = 1 ] && [ -n "${guests[$((i + 1))]:-}" ] && [[ $checks != *hwbench* ]]; then
+		guest_fields "${guests[$((i + 1))]}"
+		guest "$ps" "$mode" "$cmd" "$stress" "$smp" ahead
+		guest_fields "${guests[$i]}"
+	fi
 	guest "$ps" "$mode" "$cmd" "$stress" "$smp"
 	host_checks "$ps" "$mode" "$checks"
 done
+ahead_cancel

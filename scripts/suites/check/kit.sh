@@ -743,4 +743,49 @@ if gcc -O2 -Wall -Werror -o "$T/linmap_vmcore" "$TOP/scripts/guest/vmcore.c" 2>"
 else
 	bad "kit: scripts/guest/vmcore.c builds for the host" "$(cat "$T/vmcore.cc")"
 fi
+# guest-boot.sh, with a stand-in for boot.sh that notes when it starts
+# and ends: a guest booted ahead runs beside the one before it, its output
+# and result come in its turn, and one whose turn comes with other
+# settings is stopped and booted again.
+d=$T/ahead
+rm -rf "$d" && mkdir -p "$d"
+cat >"$d/boot" <<'EOF'
+echo "start $NAME $SECS" >>"$LOGDIR/events"
+echo "boot $NAME"
+sleep "$SECS"
+echo "end $NAME" >>"$LOGDIR/events"
+exit "${RC:-0}"
+EOF
+(
+	RESULTS_LOG= CHECK=$d
+	. "$G/guest-boot.sh"
+	geo() { shift; env "${@:1:$#-1}" bash "$d/boot"; }
+	started() {
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			! grep -q "start $1" "$d/events" 2>/dev/null || return 0
+			sleep 0.5
+		done
+	}
+	boot_ahead 4K a SECS=3
+	started a
+	echo "a is ahead"
+	boot_guest 4K b SECS=1
+	boot_guest 4K a SECS=3
+	boot_ahead 4K c SECS=5
+	started c
+	boot_guest 4K c SECS=1 RC=1
+	echo "left: ${!AHEAD_PID[*]}"
+) >"$d/out" 2>&1
+# The lines that must come in this order, each once.
+want='a is ahead|boot b|PASS: b: guest booted|boot a|PASS: a: guest booted|warning: guest c, booted ahead, stopped|boot c|FAIL: c: guest booted|left:'
+got=$(grep -E "^($want)" "$d/out" |
+	sed -E 's/^(warning: guest c, booted ahead, stopped|(PASS|FAIL): [abc]: guest booted|left:).*/\1/' |
+	paste -sd'|')
+events=$(paste -sd'|' "$d/events")
+if [ "$got" = "$want" ] && [ "$events" = 'start a 3|start b 1|end b|end a|start c 5|start c 1|end c' ]; then
+	ok "kit: a guest booted ahead runs beside the one before it and reports in its turn"
+else
+	bad "kit: a guest booted ahead runs beside the one before it and reports in its turn" \
+		"output, in order: $got"$'\n'"wanted: $want"$'\n'"boots: $events"$'\n'"$(cat "$d/out")"
+fi
 . "$G/hwbench.sh"
