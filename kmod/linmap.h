@@ -371,6 +371,7 @@ struct lm_audit {
 };
 
 int lm_audit_run(struct lm_audit *a);
+extern atomic_t lm_audit_races;
 /*
  * The tables alone, walked under the kernel's split lock: none empty,
  * referenced twice or free. Splits and folds wait for that lock and

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * linmap_test "audit" and "audit_selftest": a run of the auditor over the
- * live linear map, and the auditor's own test. The test feeds the checks
+ * live linear map (a write of "race=N" makes the next N runs each report a
+ * made-up violation), and the auditor's own test. The test feeds the checks
  * made-up entries, each case with one fault (or none), and compares the
  * violations found with those wanted; nothing is written to the page
  * tables. The same cases run as a KUnit suite (linmap_kunit.c).
@@ -162,10 +163,33 @@ static int audit_show(struct seq_file *m, void *v)
 	kfree(a);
 	return ret;
 }
-DEFINE_SHOW_ATTRIBUTE(audit);
+
+/*
+ * "race=N": the next N runs of the auditor each report one violation, as a
+ * walk that met a change made elsewhere does; the selftests' retry of a
+ * walk (lm_audit()) is tested with it.
+ */
+static ssize_t audit_write(struct file *file, const char __user *ubuf,
+			   size_t len, loff_t *ppos)
+{
+	char buf[32];
+	unsigned int n;
+	int ret;
+
+	ret = lm_copy_cmd(ubuf, len, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	strim(buf);
+	if (strncmp(buf, "race=", 5) || kstrtouint(buf + 5, 0, &n))
+		return -EINVAL;
+	atomic_set(&lm_audit_races, n);
+	return len;
+}
+
+DEFINE_SHOW_STORE_ATTRIBUTE(audit);
 
 static const struct lm_file audit_files[] = {
-	{ "audit", 0444, &audit_fops },
+	{ "audit", 0644, &audit_fops },
 	{ "audit_selftest", 0444, &audit_selftest_fops },
 };
 

@@ -443,4 +443,28 @@ TEST_F_TIMEOUT(linmap, audit_detects, LM_TIMEOUT)
 	TH_LOG("auditor: %llu made-up cases, %llu missed", cases, missed);
 }
 
+/*
+ * A violation is what a second walk finds again: a walk that met a change
+ * made elsewhere (here one made up by the module, "audit" race=N) is
+ * walked again, and one that every walk finds still counts.
+ */
+TEST_F_TIMEOUT(linmap, audit_walks_again, LM_TIMEOUT)
+{
+	unsigned long long v;
+	int ret, walks;
+
+	ret = lm_write("audit", "race=1");
+	ASSERT_EQ(0, ret) TH_LOG("audit race=1: %s", strerror(-ret));
+	lm_audit_walks(_metadata, &self->lm, "race=1", &v, &walks);
+	EXPECT_EQ(0, v);
+	EXPECT_EQ(2, walks);
+	ASSERT_EQ(0, lm_write("audit", "race=3"));
+	lm_audit_walks(_metadata, &self->lm, "race=3", &v, &walks);
+	EXPECT_EQ(1, v);
+	EXPECT_EQ(3, walks);
+	lm_write("audit", "race=0");
+	TH_LOG("one made-up violation: walked again; in every walk: %llu after %d walks",
+	       v, walks);
+}
+
 TEST_HARNESS_MAIN

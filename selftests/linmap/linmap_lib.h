@@ -200,6 +200,9 @@ const char *lm_cmdline(const char *key, char *out, size_t size);
 bool lm_cmdline_flag(const char *key);
 bool lm_overlap(const struct lm_range *a, const struct lm_range *b);
 bool lm_within(const struct lm_range *in, const struct lm_range *out);
+struct lm_out *lm_audit_walks(struct __test_metadata *_metadata,
+			      struct lm_ctx *lm, const char *when,
+			      unsigned long long *v, int *walks);
 struct lm_out *lm_audit(struct __test_metadata *_metadata,
 			struct lm_ctx *lm, const char *when);
 int lm_write_path(const char *path, const char *text);
