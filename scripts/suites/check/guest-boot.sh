@@ -31,9 +31,9 @@ boot_guest() {
 # so the log reads as if they ran one by one, and its results are judged
 # in its turn. Only a guest that needs nothing an earlier guest makes
 # boots ahead: not the package guests (deb-run takes what deb-install
-# installed), not the hibernation pairs, not before the Debian userspace
-# or the kexec disk exists; and none beside a guest whose timings are its
-# result (hwbench).
+# installed), not the hibernation pairs; and none beside a guest whose
+# timings are its result (hwbench). The Debian userspace and the kexec
+# disk are made for a guest booted ahead as for one in its turn.
 declare -A AHEAD_PID=() AHEAD_ARGS=()
 boot_ahead() {	# GEOMETRY MODE VAR=VALUE...
 	local ps=$1 mode=$2

@@ -28,14 +28,16 @@ count_ktap() {
 
 # The workload guests' Debian userspace (scripts/job/rootfs.sh), built or
 # taken from its cache once per run.
-ROOTFS_IMG=
+# A failure is reported once; the guests that needed it say so.
+ROOTFS_IMG= ROOTFS_FAILED=
 rootfs_image() {
 	[ -z "$ROOTFS_IMG" ] || return 0
+	[ -z "$ROOTFS_FAILED" ] || return 1
 	if ROOTFS_IMG=$("$TOP/scripts/job/rootfs.sh" 2>"$CHECK/rootfs.log"); then
 		ok "rootfs: the Debian userspace of the workload guests (${ROOTFS_IMG##*/})"
 	else
 		bad "rootfs: the Debian userspace of the workload guests" "$(tail -10 "$CHECK/rootfs.log")"
-		ROOTFS_IMG=
+		ROOTFS_IMG= ROOTFS_FAILED=1
 		return 1
 	fi
 }
@@ -179,9 +181,11 @@ hibernate_guest() {	# PAGE_SIZE MODE CMDLINE BOOT-SETTINGS...
 
 # guest_settings PAGE_SIZE MODE CMDLINE [ahead]: CMDLINE's words read into
 # G_CMD (kernel arguments), G_QEMU (boot.sh settings), G_JOB, G_SWAP and
-# G_TWO (a second kernel reports). Returns 1 when the guest cannot boot,
-# after saying why; with 'ahead', returns 1 without a word where the guest
-# needs what an earlier guest makes or what is not yet there.
+# G_TWO (a second kernel reports). Makes the Debian userspace and the
+# kexec disk where the guest needs them. Returns 1 when the guest cannot
+# boot, after saying why; with 'ahead', returns 1 without a word where the
+# guest needs what an earlier guest makes (package disks, a swap disk to
+# hibernate to) or what could not be made (it says why in its turn).
 guest_settings() {
 	local ps=$1 mode=$1-$2 ahead=${4:-} w
 	G_CMD= G_QEMU=() G_JOB=check G_SWAP= G_TWO=
@@ -190,8 +194,8 @@ guest_settings() {
 		qemu:JOB=*) G_JOB=${w#qemu:JOB=}; G_QEMU+=("${w#qemu:}") ;;
 		qemu:QEMU_CPU=*|qemu:IOMMU=*|qemu:BBML2=*|qemu:EL2=*|qemu:COLLAPSE=*) G_QEMU+=("${w#qemu:}") ;;
 		qemu:ROOTFS=debian)
-			[ -z "$ahead" ] || [ -n "$ROOTFS_IMG" ] || return 1
 			if ! rootfs_image; then
+				[ -z "$ahead" ] || return 1
 				bad "$mode: guest booted (no Debian userspace, see above)"
 				return 1
 			fi
@@ -205,8 +209,8 @@ guest_settings() {
 			fi
 			G_QEMU+=("${DEB_QEMU[@]}") ;;
 		qemu:DISK2=kexec)
-			[ -z "$ahead" ] || [ -f "$CHECK/kexec-$ps.ext4" ] || return 1
 			if ! w=$(kexec_disk "$ps"); then
+				[ -z "$ahead" ] || return 1
 				bad "$mode: guest booted (no disk with the kernel to kexec)"
 				return 1
 			fi
