@@ -698,13 +698,14 @@ bool lm_within(const struct lm_range *in, const struct lm_range *out)
  * violation. Returns its report, or NULL if it cannot be read. It only
  * EXPECTs: the teardown goes on to show what the test read.
  *
- * The walk sees a change made elsewhere while it runs as a violation (a
- * table counted that the walk did not meet): the init sections of a module
- * that this program has just loaded are freed by a worker after insmod
- * returns, and their linear aliases change then. A violation is one that
- * a second walk, a moment later, finds again (up to LM_AUDIT_TRIES walks);
- * each walk that found one is logged. lm_audit_walks() gives the count of
- * the last walk and the number of walks, with no verdict.
+ * The walk may see a change made elsewhere while it runs as a violation
+ * (a split between the walk and its recount, for one): the init sections
+ * of a module that this program has just loaded are freed by a worker
+ * after insmod returns, and their linear aliases change then. A
+ * violation is one that a second walk, a moment later, finds again (up to
+ * LM_AUDIT_TRIES walks); each walk that found one is logged.
+ * lm_audit_walks() gives the count of the last walk and the number of
+ * walks, with no verdict.
  */
 #define LM_AUDIT_TRIES 3
 

@@ -3,6 +3,15 @@
 # before it (guests.sh, board.sh). Sourced by scripts/suites/check.sh, and
 # by kit.sh, which tests it with a stand-in for boot.sh; not run alone.
 
+# boot_sh GEOMETRY MODE VAR=VALUE...: boot.sh with these settings, its
+# logs in the check directory: one command for a guest in its turn and
+# one booted ahead, so that the two boot alike.
+boot_sh() {
+	local ps=$1 mode=$2
+	shift 2
+	geo "$ps" env "$@" NAME="$mode" LOGDIR="$CHECK" "$TOP/scripts/job/boot.sh"
+}
+
 # boot_guest GEOMETRY MODE VAR=VALUE...: boot.sh with these settings, its
 # logs in the check directory; it must boot, finish and log no splat. A
 # guest that boot_ahead started with the same settings is waited for.
@@ -16,7 +25,7 @@ boot_guest() {
 		unset "AHEAD_PID[$mode]" "AHEAD_ARGS[$mode]"
 	else
 		ahead_cancel "$mode"
-		geo "$ps" env "$@" NAME="$mode" LOGDIR="$CHECK" "$TOP/scripts/job/boot.sh" || rc=$?
+		boot_sh "$ps" "$mode" "$@" || rc=$?
 	fi
 	if [ $rc = 0 ]; then
 		ok "$mode: guest booted, finished and logged no splat"
@@ -39,8 +48,7 @@ boot_ahead() {	# GEOMETRY MODE VAR=VALUE...
 	local ps=$1 mode=$2
 	shift 2
 	AHEAD_ARGS[$mode]="$ps $*"
-	geo "$ps" env "$@" NAME="$mode" LOGDIR="$CHECK" "$TOP/scripts/job/boot.sh" \
-		>"$CHECK/$mode.ahead" 2>&1 &
+	boot_sh "$ps" "$mode" "$@" >"$CHECK/$mode.ahead" 2>&1 &
 	AHEAD_PID[$mode]=$!
 }
 # ahead_cancel [MODE]: stop a guest booted ahead (every one without MODE):
