@@ -42,6 +42,13 @@
  *   thp_user    user data pages are 2 MiB leaves, not 4 KiB
  *   end_layout  a window runs on the layout the guest sends after it
  *               (what the workload split), not the one before it
+ * and, in a replay, invalidations the recording does not hold: those of
+ * the other cores of a large server, which reach every core alike and
+ * hit every layout. inject_all@R empties all of a vCPU's TLBs (as a
+ * broadcast TLBI VMALLE1IS would) R times per million of its
+ * instructions, inject_l1@R its first-level TLBs only (as a core that
+ * drops its L1s on any invalidation it receives would, what tlbi_va_l1
+ * supposes of the recording's own).
  *
  * Longer than 400 lines: one model, in one header so that the plugin and
  * its replay run the same code.
@@ -595,11 +602,18 @@ struct stats {
 	uint64_t iaccess[2], imiss[2], iwalk[2];	/* [0] user, [1] kernel */
 };
 
+enum { INJECT_L1 = 1, INJECT_ALL };
+static const char *const inject_name[] = { "", "l1", "all" };
+
 struct model {
 	unsigned int layout;	/* index into sim.lay */
 	const struct core *core;
 	double scale;
 	unsigned int variant;
+	unsigned int inject;		/* INJECT_*, or 0 */
+	double inject_rate;		/* per million instructions of a vCPU */
+	uint64_t inject_every;		/* instructions between two */
+	int64_t *inject_left;		/* per vCPU: instructions to the next */
 	struct level l2;
 	struct tlb *l1d, *l1i, *tl2;	/* per vCPU */
 	unsigned int l1_owner;		/* the model whose L1s these are */
@@ -613,7 +627,7 @@ struct footprint {		/* per layout, per vCPU */
 };
 
 struct counters {
-	uint64_t kinsns, uinsns, records, tlbi[3], zva[2];
+	uint64_t kinsns, uinsns, records, tlbi[3], zva[2], prfm[2];
 };
 
 struct sim {
@@ -640,12 +654,14 @@ struct sim {
 static const char *const layout_name[NR_LAYOUTS] = { "full", "series", "on" };
 
 /*
- * Add a model. Models with the same layout, core and first-level
- * variants share their first-level TLBs, which are looked up once (by
- * the first of them) for all.
+ * Add a model, with @inject (INJECT_*, or 0) invalidations at @rate per
+ * million instructions of each vCPU. Models with the same layout, core,
+ * first-level variants and injections share their first-level TLBs,
+ * which are looked up once (by the first of them) for all.
  */
-static inline void sim_add(struct sim *s, unsigned int layout, const struct core *core,
-			   double scale, unsigned int variant)
+static inline void sim_add_inject(struct sim *s, unsigned int layout, const struct core *core,
+				  double scale, unsigned int variant, unsigned int inject,
+				  double rate)
 {
 	struct model *m = &s->m[s->nmodels];
 	unsigned int i, c;
@@ -657,6 +673,18 @@ static inline void sim_add(struct sim *s, unsigned int layout, const struct core
 	m->core = core;
 	m->scale = scale;
 	m->variant = variant;
+	if (inject) {
+		if (!(rate > 0) || rate > 1e6)
+			die("an injection rate must be above 0 and at most a million per million instructions%s", "");
+		m->inject = inject;
+		m->inject_rate = rate;
+		m->inject_every = (uint64_t)(1e6 / rate + 0.5);
+		m->inject_left = calloc(s->vcpus, sizeof(*m->inject_left));
+		if (!m->inject_left)
+			die("out of memory%s", "");
+		for (c = 0; c < s->vcpus; c++)
+			m->inject_left[c] = (int64_t)m->inject_every;
+	}
 	m->l2 = core->l2;
 	m->l2.sets = (unsigned int)(core->l2.sets * scale + 0.5);
 	if (!m->l2.sets)
@@ -672,7 +700,8 @@ static inline void sim_add(struct sim *s, unsigned int layout, const struct core
 		const struct model *o = &s->m[i];
 
 		if (o->layout == layout && o->core == core &&
-		    (o->variant & V_L1) == (variant & V_L1) && o->l1_owner == i) {
+		    (o->variant & V_L1) == (variant & V_L1) && o->inject == m->inject &&
+		    o->inject_every == m->inject_every && o->l1_owner == i) {
 			m->l1_owner = i;
 			m->l1d = o->l1d;
 			m->l1i = o->l1i;
@@ -690,6 +719,12 @@ static inline void sim_add(struct sim *s, unsigned int layout, const struct core
 		}
 	}
 	s->nmodels++;
+}
+
+static inline void sim_add(struct sim *s, unsigned int layout, const struct core *core,
+			   double scale, unsigned int variant)
+{
+	sim_add_inject(s, layout, core, scale, variant, 0, 0);
 }
 
 /* Before the models are added; @on: rodata=on's layout, or NULL. */
@@ -832,7 +867,8 @@ static inline void do_data(struct sim *s, unsigned int cpu, uint64_t va, int ker
 		if (m->l1_owner == i) {
 			m->hit = tlb_access(&m->l1d[cpu], va, shift, kaddr);
 			/* Once per layout: its first core's plain L1s. */
-			if (linear && !(m->variant & V_L1) && m->core == s->m[0].core)
+			if (linear && !(m->variant & V_L1) && !m->inject &&
+			    m->core == s->m[0].core)
 				fp_touch(&s->fp[m->layout * s->vcpus + cpu],
 					 (va >> shift) << 6 | shift);
 		}
@@ -892,6 +928,34 @@ static inline void do_flush(struct sim *s, unsigned int cpu, int bcast, int what
 			}
 			if (what != 2 || (m->variant & V_TLBI_VA_ALL))
 				tlb_flush(&m->tl2[c], what == 1);
+		}
+	}
+}
+
+/*
+ * @n instructions run on @cpu: the injected invalidations due by then.
+ * An injection empties that vCPU's TLBs of the model (its first level
+ * once, by the model that owns it: the others sharing it count the same
+ * instructions), between two of its accesses as a remote TLBI would.
+ */
+static inline void inject_insns(struct sim *s, unsigned int cpu, uint64_t n)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nmodels; i++) {
+		struct model *m = &s->m[i];
+
+		if (!m->inject)
+			continue;
+		m->inject_left[cpu] -= (int64_t)n;
+		while (m->inject_left[cpu] <= 0) {
+			m->inject_left[cpu] += (int64_t)m->inject_every;
+			if (m->l1_owner == i) {
+				tlb_flush(&m->l1d[cpu], 0);
+				tlb_flush(&m->l1i[cpu], 0);
+			}
+			if (m->inject == INJECT_ALL)
+				tlb_flush(&m->tl2[cpu], 0);
 		}
 	}
 }
@@ -958,14 +1022,17 @@ static inline void print_stats(FILE *o, const struct stats *st, const struct sta
 	fprintf(o, "}");
 }
 
-static inline void print_variant(FILE *o, unsigned int v)
+static inline void print_variant(FILE *o, const struct model *m)
 {
 	int i, n = 0;
 
 	fputc('"', o);
 	for (i = 0; i < V_NR; i++)
-		if (v & 1 << i)
+		if (m->variant & 1 << i)
 			fprintf(o, "%s%s", n++ ? "+" : "", variant_name[i]);
+	if (m->inject)
+		fprintf(o, "%sinject_%s@%g", n++ ? "+" : "", inject_name[m->inject],
+			m->inject_rate);
 	fprintf(o, "%s\"", n ? "" : "base");
 }
 
@@ -978,6 +1045,7 @@ static inline void window_stop(struct sim *s)
 	fprintf(o, "%s\n  {\"id\": %u, \"insns_kernel\": %llu, \"insns_user\": %llu, "
 	       "\"records\": %llu, \"tlbi_all\": %llu, \"tlbi_user\": %llu, "
 	       "\"tlbi_va\": %llu, \"dc_zva_user\": %llu, \"dc_zva_kernel\": %llu, "
+	       "\"prfm_user\": %llu, \"prfm_kernel\": %llu, "
 	       "\"linear_bytes\": %llu, \"on_linear_bytes\": %llu, \"end_layout\": %d,\n   \"layouts\": {",
 	       s->windows_out ? "," : "", s->window_id,
 	       (unsigned long long)(c->kinsns - b->kinsns),
@@ -988,6 +1056,8 @@ static inline void window_stop(struct sim *s)
 	       (unsigned long long)(c->tlbi[2] - b->tlbi[2]),
 	       (unsigned long long)(c->zva[0] - b->zva[0]),
 	       (unsigned long long)(c->zva[1] - b->zva[1]),
+	       (unsigned long long)(c->prfm[0] - b->prfm[0]),
+	       (unsigned long long)(c->prfm[1] - b->prfm[1]),
 	       (unsigned long long)s->lin_bytes, (unsigned long long)s->on_bytes,
 	       s->have_end);
 	for (i = 0; i < s->nlayouts; i++) {
@@ -1007,7 +1077,7 @@ static inline void window_stop(struct sim *s)
 				continue;
 			fprintf(o, "%s\n      {\"core\": \"%s\", \"variant\": ", n++ ? "," : "",
 				m->core->name);
-			print_variant(o, m->variant);
+			print_variant(o, m);
 			fprintf(o, ", \"scale\": %g, \"l2_entries\": %u, \"stats\": ",
 				m->scale, m->l2.entries);
 			print_stats(o, &m->st, &m->snap);
@@ -1072,6 +1142,7 @@ static inline void sim_record(struct sim *s, uint64_t r)
 		s->c.uinsns += u;
 		for (i = 0; i < s->nlayouts; i++)
 			fp_insns(&s->fp[i * s->vcpus + cpu], k + u);
+		inject_insns(s, cpu, k + u);
 		break;
 	}
 	case LM_T_FLUSH_ALL:
@@ -1082,6 +1153,9 @@ static inline void sim_record(struct sim *s, uint64_t r)
 		break;
 	case LM_T_ZVA:
 		s->c.zva[val & 1]++;
+		break;
+	case LM_T_PRFM:
+		s->c.prfm[val & 1]++;
 		break;
 	default:
 		die("unknown record type in the trace%s", "");

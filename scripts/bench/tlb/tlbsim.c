@@ -4,7 +4,8 @@
  * Longer than 400 lines: the replay and the model's self-test cases, which
  * share its reading of parameter tables and its JSON output.
  *
- *   tlbsim replay [--variants all|NAME,...] [--on LAYOUT] --params TSV [--params TSV...] REC OUT
+ *   tlbsim replay [--variants all|NAME,...] [--inject KIND@RATE,...] [--on LAYOUT]
+ *                 --params TSV [--params TSV...] REC OUT
  *       Replays a recording of the tlbtrace plugin (rec=) and writes the
  *       results as the plugin does, for every layout: the first core's
  *       models as the plugin runs them (the L2 at three sizes), each
@@ -15,7 +16,10 @@
  *       side, one a core. --on takes the "on" layout's linear map from a
  *       layout file (layout.py's, as the plugin's on= takes) instead of
  *       the recording's rodata=on boot: the same accesses on another
- *       kernel's linear map, such as one after a long run.
+ *       kernel's linear map, such as one after a long run. --inject adds,
+ *       on the first core, a model of each layout for each KIND@RATE
+ *       (all or l1, per million instructions of a vCPU; tlbmodel.h):
+ *       the invalidations of a many-core server's other cores.
  *   tlbsim --selftest DIR
  *       The model on synthetic streams whose misses are counted by hand,
  *       the parameter tables in DIR read through the plugin's loader,
@@ -112,7 +116,9 @@ static int replay(int argc, char **argv)
 	struct layout on = { .name = "on" };
 	struct rx_layout x = { 0 };
 	struct ends e = { 0 };
-	unsigned int ncores = 0, vcpus, i, l, window = 0, variants = 0;
+	unsigned int ncores = 0, vcpus, i, l, window = 0, variants = 0, ninject = 0;
+	unsigned int inject[MAX_MODELS];
+	double rate[MAX_MODELS];
 	const char *on_path = NULL;
 	int have_on, rc;
 	uint64_t r;
@@ -133,6 +139,23 @@ static int replay(int argc, char **argv)
 					die("no variant '%s' (all, coalesce4, walk_cache, tlbi_va_l1, thp_user, end_layout, tlbi_va_all)", t);
 			}
 			argc--, argv++;
+		} else if (!strcmp(argv[0], "--inject") && argc > 3) {
+			char *t, *save, *list = argv[1], *at, *end;
+
+			for (t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				at = strchr(t, '@');
+				if (!at || ninject == MAX_MODELS)
+					die("--inject takes KIND@RATE,... (all or l1; got '%s')", t);
+				*at = 0;
+				for (i = INJECT_L1; i <= INJECT_ALL && strcmp(t, inject_name[i]); i++)
+					;
+				rate[ninject] = strtod(at + 1, &end);
+				*at = '@';
+				if (i > INJECT_ALL || *end || at[1] == 0 || !(rate[ninject] > 0))
+					die("--inject: '%s' is not all@RATE or l1@RATE with a RATE above 0", t);
+				inject[ninject++] = i;
+			}
+			argc--, argv++;
 		} else if (!strcmp(argv[0], "--on") && argc > 3) {
 			on_path = argv[1];
 			argc--, argv++;
@@ -146,7 +169,7 @@ static int replay(int argc, char **argv)
 		}
 	}
 	if (argc != 2 || !ncores)
-		die("usage: tlbsim replay [--variants all|NAME,...] [--on LAYOUT] --params TSV [--params TSV...] REC OUT%s", "");
+		die("usage: tlbsim replay [--variants all|NAME,...] [--inject KIND@RATE,...] [--on LAYOUT] --params TSV [--params TSV...] REC OUT%s", "");
 	if (variants & V_END_LAYOUT)
 		scan_ends(argv[0], &e);
 	f = rec_start(argv[0], &vcpus, &on, &have_on);
@@ -162,6 +185,9 @@ static int replay(int argc, char **argv)
 		for (i = 0; i < V_NR; i++)
 			if (variants & 1 << i)
 				sim_add(&s, l, &cores[0], 1, 1 << i);
+	for (i = 0; i < ninject; i++)
+		for (l = 0; l < s.nlayouts; l++)
+			sim_add_inject(&s, l, &cores[0], 1, 0, inject[i], rate[i]);
 	for (i = 1; i < ncores; i++)
 		for (l = 0; l < s.nlayouts; l++)
 			sim_add(&s, l, &cores[i], 1, 0);
@@ -563,6 +589,20 @@ static void st_recording(void)
 		st_check("replay: variants leave the 6 plain models' counts alone",
 			 same * models, 6);
 	}
+	snprintf(cmd, sizeof(cmd), "'%s' replay --inject all@2000,l1@2000 --params '%s' %s %s",
+		 self, params, rec, out);
+	st_check("replay: --inject all@RATE,l1@RATE replays", system(cmd), 0);
+	f = fopen(out, "r");
+	rep[0] = 0;
+	if (f) {
+		slurp(f, rep, sizeof(rep));
+		fclose(f);
+	}
+	st_check("replay: --inject adds a model of each layout for each",
+		 (strstr(rep, "\"inject_all@2000\"") != NULL) + (strstr(rep, "\"inject_l1@2000\"") != NULL), 2);
+	snprintf(cmd, sizeof(cmd), "'%s' replay --inject most@1 --params '%s' %s %s 2>/dev/null",
+		 self, params, rec, out);
+	st_check("replay: --inject refuses a kind it does not know", system(cmd) != 0, 1);
 	/*
 	 * --on with the linear map all PTEs: "on" must then count what
 	 * "full" counts, model by model.
@@ -795,6 +835,65 @@ static int selftest(const char *dir)
 	st_check("variant tlbi_va_all: the L1 and the L2 flushed by address",
 		 s.m[2].st.dmiss[C_KLIN] * 100 + s.m[2].st.dwalk[C_KLIN], 303);
 
+	/*
+	 * Injected invalidations, one per 1000 instructions of a vCPU: A,
+	 * 1000 instructions (one due), A, 500 and 400 (none due), A, 100
+	 * (one due), A. The model beside them has none. Under inject_l1 the
+	 * refills find the L2; under inject_all they walk. vCPU 1's
+	 * instructions empty only its own TLBs.
+	 */
+	st_setup(&s, "2 2 4K", "4 2 4K", 2);
+	sim_add(&s, 0, &st_core, 1, 0);
+	sim_add_inject(&s, 0, &st_core, 1, 0, INJECT_L1, 1000);
+	sim_add_inject(&s, 0, &st_core, 1, 0, INJECT_ALL, 1000);
+	n = 0;
+	r[n++] = D(K0, 0);
+	r[n++] = CNT(600, 400);
+	r[n++] = D(K0, 0);
+	r[n++] = CNT(500, 0);
+	r[n++] = LM_REC((uint64_t)5000 << LM_COUNT_BITS, LM_T_COUNT, 1);
+	r[n++] = CNT(0, 400);
+	r[n++] = D(K0, 0);
+	r[n++] = CNT(100, 0);
+	r[n++] = D(K0, 0);
+	st_run(&s, r, n);
+	st_check("inject: none in the model beside them, l1 misses",
+		 s.m[0].st.dmiss[C_KLIN], 1);
+	st_check("inject: l1, one a 1000 instructions empties the L1, not the L2",
+		 s.m[1].st.dmiss[C_KLIN] * 100 + s.m[1].st.dwalk[C_KLIN], 301);
+	st_check("inject: all, one a 1000 instructions empties the L1 and the L2",
+		 s.m[2].st.dmiss[C_KLIN] * 100 + s.m[2].st.dwalk[C_KLIN], 303);
+
+	/* PRFM and DC ZVA, without an address: counted by the level that ran them. */
+	st_setup(&s, "2 2 4K", "4 2 4K", 1);
+	sim_add(&s, 0, &st_core, 1, 0);
+	n = 0;
+	r[n++] = LM_REC(1, LM_T_PRFM, 0);
+	r[n++] = LM_REC(1, LM_T_PRFM, 0);
+	r[n++] = LM_REC(0, LM_T_PRFM, 0);
+	r[n++] = LM_REC(1, LM_T_ZVA, 0);
+	st_run(&s, r, n);
+	st_check("counts: PRFM by EL1, by EL0, DC ZVA by EL1",
+		 s.c.prfm[1] * 100 + s.c.prfm[0] * 10 + s.c.zva[1], 211);
+	{
+		/* Encodings as GNU as gives them; loads beside them are not. */
+		static const uint32_t prfm[] = {
+			0xf9800000, 0xf987fc31, 0xf8a36842, 0xf8a3c840, 0xf89f8080, 0xd8000020,
+		};
+		static const uint32_t other[] = {
+			0xf9400020, 0xf8626820, 0xf85f8020, 0x58ffffa0, 0x98ffff80,
+			0xb9800020, 0xf8226820, 0xd50b7420,
+		};
+		unsigned int yes = 0, no = 0;
+
+		for (i = 0; i < sizeof(prfm) / sizeof(prfm[0]); i++)
+			yes += lm_is_prfm(prfm[i]);
+		for (i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+			no += !lm_is_prfm(other[i]);
+		st_check("prfm: the plugin's decoder, 6 prefetches and 8 other instructions",
+			 yes * 10 + no, 68);
+	}
+
 	/* coalesce4: four linear 4K pages share an L2 entry; user ones not. */
 	st_setup(&s, "1 1 4K", "64 4 4K,16K", 1);
 	sim_add(&s, 0, &st_core, 1, 0);
@@ -908,6 +1007,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "replay"))
 		return replay(argc - 2, argv + 2);
 	fprintf(stderr, "usage: tlbsim --selftest PARAMS_DIR\n"
-		"       tlbsim replay [--variants all|NAME,...] --params TSV [--params TSV...] REC OUT\n");
+		"       tlbsim replay [--variants all|NAME,...] [--inject KIND@RATE,...] [--on LAYOUT]\n"
+		"                     --params TSV [--params TSV...] REC OUT\n");
 	return 2;
 }

@@ -268,6 +268,14 @@ static void zva_cb(unsigned int cpu, void *udata)
 	record(LM_REC((uintptr_t)udata, LM_T_ZVA, cpu));
 }
 
+/* @udata: 1 for a kernel instruction. */
+static void prfm_cb(unsigned int cpu, void *udata)
+{
+	if (!modelling)
+		return;
+	record(LM_REC((uintptr_t)udata, LM_T_PRFM, cpu));
+}
+
 /*
  * TLBI is SYS #op1, C8, Cm, #op2, Xt. The EL1 invalidations of all
  * entries (VMALLE1) or of an ASID's (ASIDE1): CRm 7 local, 3 Inner
@@ -317,6 +325,11 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		/* DC ZVA, Xt: QEMU zeroes the block with no memory callback. */
 		if ((op & 0xffffffe0) == 0xd50b7420)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, zva_cb,
+							       QEMU_PLUGIN_CB_NO_REGS,
+							       (void *)(uintptr_t)(page >> 63));
+		/* Nor a prefetch: counted, as DC ZVA is, for a bound. */
+		if (lm_is_prfm(op))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, prfm_cb,
 							       QEMU_PLUGIN_CB_NO_REGS,
 							       (void *)(uintptr_t)(page >> 63));
 		if (tlbi_type(op, &udata))

@@ -65,6 +65,7 @@ enum lm_rec_type {
 	LM_T_LAYOUT,		/* value: n; 2n raw words follow (recordings) */
 	LM_T_LAYOUT_ON,		/* the same, rodata=on's linear map (recordings) */
 	LM_T_ZVA,		/* DC ZVA: value 1 by EL1; no address (counted) */
+	LM_T_PRFM,		/* PRFM: value 1 by EL1; no address (counted) */
 	LM_NR_TYPES,
 };
 
@@ -84,6 +85,19 @@ enum lm_rec_type {
 #define LM_REC_CPU(r)		((r) & 0xff)
 #define LM_COUNT_BITS		26
 #define LM_MAX_VCPUS		256
+
+/*
+ * A prefetch: PRFM (immediate, register or literal) or PRFUM. QEMU runs
+ * it as a no-op with no memory callback, so its address is not seen; a
+ * core's L1D_TLB_REFILL may count its lookup (the Neoverse N1's does).
+ */
+static inline int lm_is_prfm(uint32_t insn)
+{
+	return (insn & 0xffc00000) == 0xf9800000 ||	/* PRFM (immediate) */
+	       (insn & 0xffe00c00) == 0xf8a00800 ||	/* PRFM (register) */
+	       (insn & 0xffe00c00) == 0xf8800000 ||	/* PRFUM */
+	       (insn & 0xff000000) == 0xd8000000;	/* PRFM (literal) */
+}
 
 /* The filter: the last LM_FILTER distinct pages, most recent first. */
 static inline void lm_filter_reset(uint64_t *f)
