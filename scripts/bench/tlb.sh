@@ -22,8 +22,11 @@
 #   TLB_RUNS       "5 3": runs of memcached, then of each other workload
 #   TLB_SECS       memcached's window in virtual seconds (server 1, small 2)
 #   TLB_CORES      c1-ultra.tsv: further cores' tables (scripts/bench/tlb/) to replay
-# Writes out/tlb/report.md, tlb.json and tlb.png; the recording is
-# out/tlb/rec.zst.
+#   TLB_REPLAY     1; 0: no recording and no replay (the plugin's own models
+#                  only: a further boot, for the spread between boots)
+#   TLB_OUT        out/tlb: the directory it writes (emptied first)
+# Writes TLB_OUT/report.md, tlb.json and tlb.png; the recording is
+# TLB_OUT/rec.zst.
 
 # The kernel, before lib.sh names its build: server, without debug options
 # but with the workloads' (scripts/job/config.sh WORKLOAD_KERNEL); small,
@@ -73,7 +76,10 @@ if [ "$SIZE" = server ]; then
 else
 	extra="brd.rd_nr=1 brd.rd_size=40960"
 fi
-T=$OUT/tlb
+T=${TLB_OUT:-$OUT/tlb}
+REPLAY=${TLB_REPLAY:-1}
+case $REPLAY in 0|1) ;; *) die "TLB_REPLAY takes 1 or 0 (got '$REPLAY')" ;; esac
+case $T in /*) ;; *) die "TLB_OUT takes an absolute path (got '$T')" ;; esac
 N1=$TOP/scripts/bench/tlb/neoverse-n1.tsv
 rm -rf "$T"
 mkdir -p "$T"
@@ -112,7 +118,7 @@ if [[ ",$list," == *,memcached_host,* ]]; then
 fi
 SERIES=on JOB=tlb NAME=traced LOGDIR=$T MEM=$MEMORY SMP=2 ICOUNT=0 QEMU_TIMEOUT=5400 \
 	ICOUNT_SLEEP=$([ -n "$fwd" ] && echo on || echo off) ROOTFS=$ROOTFS_IMG HOSTFWD=$fwd \
-	QEMU_PLUGIN="$T/tlbtrace.so,out=$T/results.json,params=$N1,on=$T/layout-on,rec=$T/rec.zst" \
+	QEMU_PLUGIN="$T/tlbtrace.so,out=$T/results.json,params=$N1,on=$T/layout-on$([ "$REPLAY" = 0 ] || echo ",rec=$T/rec.zst")" \
 	CMDLINE="rodata=full bbml2_test=all $common $extra linmap.workloads=$list linmap.wl_secs=$SECS" \
 	"$TOP/scripts/job/boot.sh" || die "bench-tlb: the traced boot failed; see $T/traced.log${fwd:+ and $T/mcload.log}"
 if [ -n "$fwd" ] && ! wait $mcload; then
@@ -122,16 +128,20 @@ grep -q '^not ok' "$T/traced.data" && warn "bench-tlb: a workload failed; see $T
 linmap_data section "$T/traced.data" tlb.windows >"$T/windows"
 dcz=$(linmap_data section "$T/traced.data" tlb.dcz_bytes | head -1)
 [[ "$dcz" =~ ^[0-9]+$ ]] || die "bench-tlb: the guest did not say how many bytes a DC ZVA zeroes"
-msg "bench-tlb: replaying $(du -h "$T/rec.zst" | cut -f1) of recording with the model's variants${names:+ and$names}"
-# Two replays side by side, a core each; each also runs the plugin's own
-# models, which the report checks against the plugin's counts.
-"$T/tlbsim" replay --variants coalesce4,walk_cache,tlbi_va_l1,tlbi_va_all --params "$N1" \
-	"$T/rec.zst" "$T/replay-a.json" 2>"$T/replay-a.log" &
-ra=$!
-"$T/tlbsim" replay --variants thp_user,end_layout --params "$N1" "${cores[@]}" \
-	"$T/rec.zst" "$T/replay-b.json" 2>"$T/replay-b.log" ||
-	die "bench-tlb: the replay failed: $(tail -3 "$T/replay-b.log")"
-wait $ra || die "bench-tlb: the replay failed: $(tail -3 "$T/replay-a.log")"
+if [ "$REPLAY" = 1 ]; then
+	msg "bench-tlb: replaying $(du -h "$T/rec.zst" | cut -f1) of recording with the model's variants${names:+ and$names}"
+	# Two replays side by side, a core each; each also runs the plugin's own
+	# models, which the report checks against the plugin's counts.
+	"$T/tlbsim" replay --variants coalesce4,walk_cache,tlbi_va_l1,tlbi_va_all --params "$N1" \
+		"$T/rec.zst" "$T/replay-a.json" 2>"$T/replay-a.log" &
+	ra=$!
+	"$T/tlbsim" replay --variants thp_user,end_layout --params "$N1" "${cores[@]}" \
+		"$T/rec.zst" "$T/replay-b.json" 2>"$T/replay-b.log" ||
+		die "bench-tlb: the replay failed: $(tail -3 "$T/replay-b.log")"
+	wait $ra || die "bench-tlb: the replay failed: $(tail -3 "$T/replay-a.log")"
+else
+	msg "bench-tlb: TLB_REPLAY=0: no recording, no replay (the plugin's own models only)"
+fi
 python3 "$TOP/scripts/bench/tlb/report.py" "$T" "$dcz" || die "bench-tlb: the report failed"
 msg "bench-tlb: $T/report.md, $T/tlb.png ($(( $(date +%s) - start ))s)"
 cat "$T/report.md"

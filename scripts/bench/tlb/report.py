@@ -100,6 +100,8 @@ def summarise(w):
     out = {"insns": w["insns_kernel"] + w["insns_user"], "insns_kernel": w["insns_kernel"],
            "tlbi": [w["tlbi_all"], w["tlbi_user"], w["tlbi_va"]],
            "dc_zva": [w["dc_zva_user"], w["dc_zva_kernel"]],
+           # Counted since the plugin decodes prefetches; None before.
+           "prfm": [w["prfm_user"], w["prfm_kernel"]] if "prfm_kernel" in w else None,
            "linear_bytes": w["linear_bytes"], "on_linear_bytes": w["on_linear_bytes"],
            "models": {}, "footprint": {}}
     for name, _ in LAYOUTS:
@@ -229,6 +231,29 @@ def main(d, dcz=64):
             hi.append(change(f + z, s))
             lo.append(change(f + z, s + z))
         md.append("| %s | %s | %s | %s | %s |" % (wl, fmt(med(zs)), fmt(red(wl, "dtlb_k"), True),
+                                                   fmt(med(hi), True), fmt(med(lo), True)))
+
+    # Prefetches, likewise unseen (no memory callback): a kernel-mode PRFM
+    # is at most one L1 data refill, which L1D_TLB_REFILL counts on the N1.
+    md += ["", "## Not seen: prefetches by PRFM (a bound, not a figure)", "",
+           "| workload | kernel PRFMs per 1000 insns | dTLB:k series vs full, "
+           "as modelled | if each costs full a refill and series none | if each costs both |",
+           "|---|---:|---:|---:|---:|"]
+    for wl in runs:
+        lo, hi, ps = [], [], []
+        for _, r in runs[wl]:
+            if r["prfm"] is None:
+                continue
+            p = per_k(r["prfm"][1], r["insns"])
+            f, s = (r["models"]["base"][n]["dtlb_k"] for n in ("full", "series"))
+            ps.append(p)
+            hi.append(change(f + p, s))
+            lo.append(change(f + p, s + p))
+        if not ps:
+            md.append("| %s | not counted (a recording made before the plugin counted PRFM) | %s | - | - |"
+                      % (wl, fmt(red(wl, "dtlb_k"), True)))
+            continue
+        md.append("| %s | %s | %s | %s | %s |" % (wl, fmt(med(ps)), fmt(red(wl, "dtlb_k"), True),
                                                    fmt(med(hi), True), fmt(med(lo), True)))
 
     md += ["", "## Sensitivity (replayed): series vs full under each variant, dTLB:k, then walks", "",

@@ -11,6 +11,10 @@
 #   l1d-no2m     neither 2M nor 512M: blocks take 64K entries
 #   l1d-nocont   no 64K entries: the contiguous hint ignored at 4K
 #   plru, random the replacement of every level
+# and a third replay, inject.json: the N1 with injected invalidations
+# (tlbsim --inject), all of a vCPU's TLBs or its L1s emptied 1, 10 or 100
+# times per million of its instructions, as a many-core server's other
+# cores would.
 set -eu
 tlbsim=${1:?usage: sweep.sh TLBSIM REC OUTDIR}
 rec=${2:?usage: sweep.sh TLBSIM REC OUTDIR}
@@ -46,5 +50,8 @@ group entries l1d-16 l1d-32 l1d-64 l1d-96 l1d-128 &
 a=$!
 group sizes l1d-no512m l1d-no2m l1d-nocont plru random
 wait $a
+"$tlbsim" replay --inject all@1,all@10,all@100,l1@1,l1@10,l1@100 --params "$n1" "$rec" \
+	"$out/inject.json" 2>"$out/inject.log"
 echo "$out/entries.json"
 echo "$out/sizes.json"
+echo "$out/inject.json"

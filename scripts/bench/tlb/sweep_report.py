@@ -6,11 +6,17 @@ usage: sweep_report.py [--check] JSON...
   For each core of the replays (the N1 as published, and each variant of
   its table), the kernel-mode L1 data TLB refills per 1000 instructions
   (perf's dTLB-load-misses:k) under rodata=full's layout and the series',
-  over all windows, and the series' change.
+  over all windows, and the series' change. Then, for a replay with
+  injected invalidations (tlbsim --inject), the same and the walks for
+  each kind and rate.
   --check: exit 1 unless the L1D sizes behave as LRU must (no more
   refills with more entries, in each layout: the inclusion property of a
-  fully associative LRU level; and fewer with 128 than with 16), and the
-  N1 figure is the same in every replay.
+  fully associative LRU level; and fewer with 128 than with 16), the
+  N1 figure is the same in every replay, and injections behave as they
+  must: an emptied LRU level holds a subset of what it would have held,
+  so no fewer L1 refills at a higher rate than at a lower one or none;
+  and both kinds empty the L1s at the same points, so the same L1
+  refills at one rate.
 """
 import json
 import sys
@@ -39,6 +45,67 @@ def totals(paths):
     return out, n1
 
 
+def injected(paths):
+    """{(kind, rate): {layout: [kernel l1 misses, walks, instructions]}},
+    the N1 without injection as ("none", 0)."""
+    out = {}
+    for p in paths:
+        j = json.load(open(p))
+        if not any(m["variant"].startswith("inject_") for w in j["windows"]
+                   for lay in w["layouts"].values() for m in lay["models"]):
+            continue
+        for w in j["windows"]:
+            insns = w["insns_kernel"] + w["insns_user"]
+            for lay in ("full", "series"):
+                for m in w["layouts"].get(lay, {}).get("models", []):
+                    v = m["variant"]
+                    if m["core"] != "neoverse-n1" or m["scale"] != 1:
+                        continue
+                    if v == "base":
+                        key = ("none", 0.0)
+                    elif v.startswith("inject_"):
+                        kind, rate = v[len("inject_"):].split("@")
+                        key = (kind, float(rate))
+                    else:
+                        continue
+                    t = out.setdefault(key, {}).setdefault(lay, [0, 0, 0])
+                    t[0] += sum(m["stats"][c]["l1_miss"] for c in KMODE)
+                    t[1] += sum(m["stats"][c]["walk"] for c in KMODE)
+                    t[2] += insns
+    return out
+
+
+def inject_table(inj):
+    """Prints the injection table; returns the --check failures."""
+    print()
+    print("%-14s %12s %12s %10s %12s %12s %10s" % (
+        "injected", "full dTLB:k", "series", "change", "full walks", "series", "change"))
+    for key in sorted(inj, key=lambda k: (k[0] != "none", k[0], k[1])):
+        full, ser = inj[key].get("full"), inj[key].get("series")
+        if not full or not ser or not full[2]:
+            continue
+        f, s = 1000.0 * full[0] / full[2], 1000.0 * ser[0] / ser[2]
+        fw, sw = 1000.0 * full[1] / full[2], 1000.0 * ser[1] / ser[2]
+        print("%-14s %12.4f %12.4f %+9.1f%% %12.4f %12.4f %+9.1f%%" % (
+            "none" if key[0] == "none" else "%s@%g" % key, f, s,
+            100.0 * (s - f) / f if f else 0.0, fw, sw, 100.0 * (sw - fw) / fw if fw else 0.0))
+    bad = []
+    rates = sorted({r for k, r in inj if k != "none"})
+    for lay in ("full", "series"):
+        for kind in ("all", "l1"):
+            seq = [("none", inj.get(("none", 0.0), {}).get(lay))] + \
+                [("%s@%g" % (kind, r), inj.get((kind, r), {}).get(lay)) for r in rates]
+            seq = [(n, t) for n, t in seq if t]
+            for (a, x), (b, y) in zip(seq, seq[1:]):
+                if y[0] < x[0]:
+                    bad.append("%s: %s refilled the L1 %d times, fewer than %s's %d" % (lay, b, y[0], a, x[0]))
+        for r in rates:
+            a, b = inj.get(("all", r), {}).get(lay), inj.get(("l1", r), {}).get(lay)
+            if a and b and a[0] != b[0]:
+                bad.append("%s: all@%g and l1@%g refilled the L1 %d and %d times" % (lay, r, r, a[0], b[0]))
+    return bad
+
+
 def main(argv):
     check = "--check" in argv
     paths = [a for a in argv[1:] if a != "--check"]
@@ -56,9 +123,10 @@ def main(argv):
     print("%-14s %12s %12s %10s" % ("core", "full dTLB:k", "series", "change"))
     for r in rows:
         print("%-14s %12.4f %12.4f %+9.1f%%" % r)
+    inj = injected(paths)
+    bad = inject_table(inj) if inj else []
     if not check:
         return 0
-    bad = []
     for lay in ("full", "series"):
         seq = [(c, t[c][lay][0]) for c in ENTRIES if c in t and lay in t[c]]
         if len(seq) != len(ENTRIES):
