@@ -215,46 +215,37 @@ def main(d, dcz=64):
             cells.append("%s -> %s" % (fmt(f[0] if f else None), fmt(s[0] if s else None)))
         md.append("| %s | %s |" % (wl, " | ".join(cells)))
 
-    # The unseen: DC ZVA stores have no memory callback. Each page the
-    # kernel clears is at most one more data refill (and walk) in any
-    # layout; the reduction lies between these bounds.
-    md += ["", "## Not seen: page clearing by DC ZVA (a bound, not a figure)", "",
-           "| workload | pages cleared (kernel) per 1000 insns | dTLB:k series vs full, "
-           "as modelled | if each costs full a refill and series none | if each costs both |",
-           "|---|---:|---:|---:|---:|"]
-    for wl in runs:
-        lo, hi, zs = [], [], []
-        for _, r in runs[wl]:
-            z = per_k(r["dc_zva"][1] * dcz / 4096.0, r["insns"])
-            f, s = (r["models"]["base"][n]["dtlb_k"] for n in ("full", "series"))
-            zs.append(z)
-            hi.append(change(f + z, s))
-            lo.append(change(f + z, s + z))
-        md.append("| %s | %s | %s | %s | %s |" % (wl, fmt(med(zs)), fmt(red(wl, "dtlb_k"), True),
-                                                   fmt(med(hi), True), fmt(med(lo), True)))
-
-    # Prefetches, likewise unseen (no memory callback): a kernel-mode PRFM
-    # is at most one L1 data refill, which L1D_TLB_REFILL counts on the N1.
-    md += ["", "## Not seen: prefetches by PRFM (a bound, not a figure)", "",
-           "| workload | kernel PRFMs per 1000 insns | dTLB:k series vs full, "
-           "as modelled | if each costs full a refill and series none | if each costs both |",
-           "|---|---:|---:|---:|---:|"]
-    for wl in runs:
-        lo, hi, ps = [], [], []
-        for _, r in runs[wl]:
-            if r["prfm"] is None:
+    # The unseen: DC ZVA stores and prefetches (PRFM) have no memory
+    # callback. Each page the kernel clears, each prefetch it issues, is
+    # at most one more data refill (and walk) in any layout (the N1's
+    # L1D_TLB_REFILL counts a prefetch's); the reduction lies between
+    # these bounds.
+    def unseen(title, what, rate):
+        md.extend(["", "## Not seen: %s (a bound, not a figure)" % title, "",
+                   "| workload | %s per 1000 insns | dTLB:k series vs full, as modelled "
+                   "| if each costs full a refill and series none | if each costs both |" % what,
+                   "|---|---:|---:|---:|---:|"])
+        for wl in runs:
+            lo, hi, xs = [], [], []
+            for _, r in runs[wl]:
+                x = rate(r)
+                if x is None:
+                    continue
+                f, s = (r["models"]["base"][n]["dtlb_k"] for n in ("full", "series"))
+                xs.append(x)
+                hi.append(change(f + x, s))
+                lo.append(change(f + x, s + x))
+            if not xs:
+                md.append("| %s | not counted (a recording made before the plugin counted it) | %s | - | - |"
+                          % (wl, fmt(red(wl, "dtlb_k"), True)))
                 continue
-            p = per_k(r["prfm"][1], r["insns"])
-            f, s = (r["models"]["base"][n]["dtlb_k"] for n in ("full", "series"))
-            ps.append(p)
-            hi.append(change(f + p, s))
-            lo.append(change(f + p, s + p))
-        if not ps:
-            md.append("| %s | not counted (a recording made before the plugin counted PRFM) | %s | - | - |"
-                      % (wl, fmt(red(wl, "dtlb_k"), True)))
-            continue
-        md.append("| %s | %s | %s | %s | %s |" % (wl, fmt(med(ps)), fmt(red(wl, "dtlb_k"), True),
-                                                   fmt(med(hi), True), fmt(med(lo), True)))
+            md.append("| %s | %s | %s | %s | %s |" % (wl, fmt(med(xs)), fmt(red(wl, "dtlb_k"), True),
+                                                       fmt(med(hi), True), fmt(med(lo), True)))
+
+    unseen("page clearing by DC ZVA", "pages cleared (kernel)",
+           lambda r: per_k(r["dc_zva"][1] * dcz / 4096.0, r["insns"]))
+    unseen("prefetches by PRFM", "kernel PRFMs",
+           lambda r: None if r["prfm"] is None else per_k(r["prfm"][1], r["insns"]))
 
     md += ["", "## Sensitivity (replayed): series vs full under each variant, dTLB:k, then walks", "",
            "| workload | " + " | ".join(k for k in sorted(next(iter(runs.values()))[0][1]["models"])) + " |",

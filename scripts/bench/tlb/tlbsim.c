@@ -472,6 +472,20 @@ static size_t slurp(FILE *f, char *buf, size_t size)
 }
 
 /* Whether layouts @a and @b of the first window have the same models' text. */
+/* Runs @cmd (a replay); its status, and its output file @out in @buf. */
+static int st_replay(const char *cmd, const char *out, char *buf, size_t size)
+{
+	int rc = system(cmd);
+	FILE *f = fopen(out, "r");
+
+	buf[0] = 0;
+	if (f) {
+		slurp(f, buf, size);
+		fclose(f);
+	}
+	return rc;
+}
+
 static int st_same_models(const char *json, const char *a, const char *b)
 {
 	const char *p[2], *q[2];
@@ -591,13 +605,8 @@ static void st_recording(void)
 	}
 	snprintf(cmd, sizeof(cmd), "'%s' replay --inject all@2000,l1@2000 --params '%s' %s %s",
 		 self, params, rec, out);
-	st_check("replay: --inject all@RATE,l1@RATE replays", system(cmd), 0);
-	f = fopen(out, "r");
-	rep[0] = 0;
-	if (f) {
-		slurp(f, rep, sizeof(rep));
-		fclose(f);
-	}
+	st_check("replay: --inject all@RATE,l1@RATE replays",
+		 st_replay(cmd, out, rep, sizeof(rep)), 0);
 	st_check("replay: --inject adds a model of each layout for each",
 		 (strstr(rep, "\"inject_all@2000\"") != NULL) + (strstr(rep, "\"inject_l1@2000\"") != NULL), 2);
 	snprintf(cmd, sizeof(cmd), "'%s' replay --inject most@1 --params '%s' %s %s 2>/dev/null",
@@ -614,13 +623,7 @@ static void st_recording(void)
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "'%s' replay --on %s --params '%s' %s %s",
 		 self, tmp, params, rec, out);
-	st_check("replay: --on LAYOUT replays", system(cmd), 0);
-	f = fopen(out, "r");
-	rep[0] = 0;
-	if (f) {
-		slurp(f, rep, sizeof(rep));
-		fclose(f);
-	}
+	st_check("replay: --on LAYOUT replays", st_replay(cmd, out, rep, sizeof(rep)), 0);
 	st_check("replay: --on, a linear map of PTEs counts as all-PTE \"full\"",
 		 st_same_models(rep, "full", "on"), 1);
 	unlink(tmp);
