@@ -314,6 +314,12 @@ static const struct stats *st(const struct sim *s, unsigned int layout)
 	return NULL;
 }
 
+/* Model @i's kernel linear-map L1 misses and walks, as misses * 100 + walks. */
+static uint64_t st_mw(const struct sim *s, unsigned int i)
+{
+	return s->m[i].st.dmiss[C_KLIN] * 100 + s->m[i].st.dwalk[C_KLIN];
+}
+
 /*
  * Random accesses with locality, both unfiltered and through the
  * plugin's filter: the model must see the same misses and walks from
@@ -833,10 +839,8 @@ static int selftest(const char *dir)
 	st_check("tlbi: user walks", s.m[0].st.dwalk[C_USER], 2);
 	st_check("tlbi: by-address invalidations counted", s.c.tlbi[2], 1);
 	st_check("tlbi: no l1 flush by address in the base model", s.m[0].st.dmiss[C_KLIN], 2);
-	st_check("variant tlbi_va_l1: the L1 flushed by address, not the L2",
-		 s.m[1].st.dmiss[C_KLIN] * 100 + s.m[1].st.dwalk[C_KLIN], 302);
-	st_check("variant tlbi_va_all: the L1 and the L2 flushed by address",
-		 s.m[2].st.dmiss[C_KLIN] * 100 + s.m[2].st.dwalk[C_KLIN], 303);
+	st_check("variant tlbi_va_l1: the L1 flushed by address, not the L2", st_mw(&s, 1), 302);
+	st_check("variant tlbi_va_all: the L1 and the L2 flushed by address", st_mw(&s, 2), 303);
 
 	/*
 	 * Injected invalidations, one per 1000 instructions of a vCPU: A,
@@ -862,10 +866,8 @@ static int selftest(const char *dir)
 	st_run(&s, r, n);
 	st_check("inject: none in the model beside them, l1 misses",
 		 s.m[0].st.dmiss[C_KLIN], 1);
-	st_check("inject: l1, one a 1000 instructions empties the L1, not the L2",
-		 s.m[1].st.dmiss[C_KLIN] * 100 + s.m[1].st.dwalk[C_KLIN], 301);
-	st_check("inject: all, one a 1000 instructions empties the L1 and the L2",
-		 s.m[2].st.dmiss[C_KLIN] * 100 + s.m[2].st.dwalk[C_KLIN], 303);
+	st_check("inject: l1, one a 1000 instructions empties the L1, not the L2", st_mw(&s, 1), 301);
+	st_check("inject: all, one a 1000 instructions empties the L1 and the L2", st_mw(&s, 2), 303);
 
 	/* PRFM and DC ZVA, without an address: counted by the level that ran them. */
 	st_setup(&s, "2 2 4K", "4 2 4K", 1);
