@@ -118,7 +118,7 @@ if [[ ",$list," == *,memcached_host,* ]]; then
 fi
 SERIES=on JOB=tlb NAME=traced LOGDIR=$T MEM=$MEMORY SMP=2 ICOUNT=0 QEMU_TIMEOUT=5400 \
 	ICOUNT_SLEEP=$([ -n "$fwd" ] && echo on || echo off) ROOTFS=$ROOTFS_IMG HOSTFWD=$fwd \
-	QEMU_PLUGIN="$T/tlbtrace.so,out=$T/results.json,params=$N1,on=$T/layout-on$([ "$REPLAY" = 0 ] || echo ",rec=$T/rec.zst")" \
+	QEMU_PLUGIN="$T/tlbtrace.so,out=$T/results.json,params=$N1,on=$T/layout-on,sites=$T/sites.tsv$([ "$REPLAY" = 0 ] || echo ",rec=$T/rec.zst")" \
 	CMDLINE="rodata=full bbml2_test=all $common $extra linmap.workloads=$list linmap.wl_secs=$SECS" \
 	"$TOP/scripts/job/boot.sh" || die "bench-tlb: the traced boot failed; see $T/traced.log${fwd:+ and $T/mcload.log}"
 if [ -n "$fwd" ] && ! wait $mcload; then
@@ -126,6 +126,8 @@ if [ -n "$fwd" ] && ! wait $mcload; then
 fi
 grep -q '^not ok' "$T/traced.data" && warn "bench-tlb: a workload failed; see $T/traced.log"
 linmap_data section "$T/traced.data" tlb.windows >"$T/windows"
+# The kernel's symbols, for the report's sites of DC ZVA and PRFM.
+cp "$BUILD/System.map" "$T/System.map" || warn "bench-tlb: no $BUILD/System.map: the report names no sites"
 dcz=$(linmap_data section "$T/traced.data" tlb.dcz_bytes | head -1)
 [[ "$dcz" =~ ^[0-9]+$ ]] || die "bench-tlb: the guest did not say how many bytes a DC ZVA zeroes"
 if [ "$REPLAY" = 1 ]; then

@@ -14,6 +14,7 @@ with the range.
 
 usage: report.py DIR [DCZ_BYTES]
 """
+import bisect
 import json
 import os
 import statistics
@@ -112,6 +113,48 @@ def summarise(w):
         for m in lay["models"]:
             out["models"].setdefault(model_key(m), {})[name] = figures(w, m["stats"])
     return out
+
+
+def symbolize(system_map):
+    """A function that names a kernel address "symbol+0xoff" from a
+    System.map, or None without one."""
+    if not os.path.exists(system_map):
+        return None
+    syms = []
+    for line in open(system_map):
+        f = line.split()
+        if len(f) >= 3 and f[1] in "tTwW":
+            syms.append((int(f[0], 16), f[2]))
+    syms.sort()
+    addrs = [a for a, _ in syms]
+
+    def name(pc):
+        i = bisect.bisect_right(addrs, pc) - 1
+        if i < 0 or pc - addrs[i] > 0x100000:
+            return "%x (a module or outside the kernel image)" % pc
+        return "%s+0x%x" % (syms[i][1], pc - addrs[i])
+    return name
+
+
+def sites_table(d, top=8):
+    """The kernel's DC ZVA and PRFM instructions that ran most inside the
+    windows (the plugin's sites= file), each with its share of its kind."""
+    path = os.path.join(d, "sites.tsv")
+    if not os.path.exists(path):
+        return []
+    name = symbolize(os.path.join(d, "System.map")) or (lambda pc: "%x" % pc)
+    rows = {}
+    for line in open(path):
+        kind, pc, n = line.split()
+        rows.setdefault(kind, []).append((int(pc, 16), int(n)))
+    md = ["", "## Where the unseen instructions are (inside the windows, kernel only)", "",
+          "| kind | instruction | runs | share of its kind |", "|---|---|---:|---:|"]
+    for kind in ("prfm", "zva"):
+        k = [(pc, n) for pc, n in rows.get(kind, []) if pc >> 63]
+        total = sum(n for _, n in k)
+        for pc, n in k[:top]:
+            md.append("| %s | %s | %d | %.1f%% |" % (kind, name(pc), n, 100.0 * n / total))
+    return md
 
 
 def change(a, b):
@@ -246,6 +289,7 @@ def main(d, dcz=64):
            lambda r: per_k(r["dc_zva"][1] * dcz / 4096.0, r["insns"]))
     unseen("prefetches by PRFM", "kernel PRFMs",
            lambda r: None if r["prfm"] is None else per_k(r["prfm"][1], r["insns"]))
+    md += sites_table(d)
 
     md += ["", "## Sensitivity (replayed): series vs full under each variant, dTLB:k, then walks", "",
            "| workload | " + " | ".join(k for k in sorted(next(iter(runs.values()))[0][1]["models"])) + " |",

@@ -6,11 +6,13 @@
  * tables at once, and writes the results of each window between the
  * guest's start and stop markers as JSON.
  *
- *   -plugin tlbtrace.so,out=FILE,params=TSV[,on=LAYOUT][,rec=FILE.zst]
+ *   -plugin tlbtrace.so,out=FILE,params=TSV[,on=LAYOUT][,rec=FILE.zst][,sites=FILE]
  *
  * rec= also writes what the model is handed, compressed, for tlbsim to
  * replay against other cores and variants (and to check that it counts
- * as the plugin does).
+ * as the plugin does). sites= writes, for the DC ZVA and PRFM the model
+ * cannot see, how often each instruction ran inside windows: "zva" or
+ * "prfm", its address, the count, a line each, most run first.
  *
  * TCG has no architectural TLB, and QEMU 7.2's plugins cannot read guest
  * registers or memory: the plugin sees virtual addresses, not the page
@@ -63,6 +65,19 @@ static volatile unsigned long flush_gen;
 
 /* The layout being received. */
 static struct rx_layout rx;
+
+/*
+ * An instruction the model cannot see (DC ZVA, PRFM): one per
+ * translation of it; at_exit() adds up those of one address.
+ */
+struct site {
+	uint64_t pc;
+	uint64_t count;		/* inside windows */
+	int zva;
+	struct site *next;
+};
+static struct site *sites;
+static const char *sites_path;
 static size_t caprx;
 static uint64_t rx_word[2];
 static int rx_sym, rx_wi, receiving;
@@ -260,20 +275,83 @@ static void tlbi_cb(unsigned int cpu, void *udata)
 	filter_reset(&vcpus[cpu]);
 }
 
-/* @udata: 1 for a kernel instruction. */
-static void zva_cb(unsigned int cpu, void *udata)
+/* @udata: its struct site. */
+static void unseen_cb(unsigned int cpu, void *udata)
 {
+	struct site *st = udata;
+
 	if (!modelling)
 		return;
-	record(LM_REC((uintptr_t)udata, LM_T_ZVA, cpu));
+	if (sim.in_window)
+		__atomic_fetch_add(&st->count, 1, __ATOMIC_RELAXED);
+	record(LM_REC(st->pc >> 63, st->zva ? LM_T_ZVA : LM_T_PRFM, cpu));
 }
 
-/* @udata: 1 for a kernel instruction. */
-static void prfm_cb(unsigned int cpu, void *udata)
+/* Under tb_trans(): a site for the instruction at @pc. */
+static struct site *site_new(uint64_t pc, int zva)
 {
-	if (!modelling)
+	struct site *st = calloc(1, sizeof(*st));
+
+	if (!st) {
+		fprintf(stderr, "tlbtrace: out of memory\n");
+		abort();
+	}
+	st->pc = pc;
+	st->zva = zva;
+	pthread_mutex_lock(&lock);
+	st->next = sites;
+	sites = st;
+	pthread_mutex_unlock(&lock);
+	return st;
+}
+
+static int site_cmp(const void *a, const void *b)
+{
+	const struct site *x = *(struct site *const *)a, *y = *(struct site *const *)b;
+
+	if (x->zva != y->zva)
+		return x->zva < y->zva ? -1 : 1;
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+static int count_cmp(const void *a, const void *b)
+{
+	const struct site *x = *(struct site *const *)a, *y = *(struct site *const *)b;
+
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : site_cmp(a, b);
+}
+
+/* The sites= file: the counts of one address added up, most run first. */
+static void sites_write(void)
+{
+	struct site *st, **v;
+	size_t n = 0, i, j;
+	FILE *f;
+
+	for (st = sites; st; st = st->next)
+		n++;
+	v = calloc(n ? n : 1, sizeof(*v));
+	f = fopen(sites_path, "w");
+	if (!v || !f) {
+		fprintf(stderr, "tlbtrace: cannot write %s\n", sites_path);
 		return;
-	record(LM_REC((uintptr_t)udata, LM_T_PRFM, cpu));
+	}
+	for (st = sites, i = 0; st; st = st->next)
+		v[i++] = st;
+	qsort(v, n, sizeof(*v), site_cmp);
+	for (i = 0, j = 0; i < n; i++) {
+		if (j && !site_cmp(&v[j - 1], &v[i]))
+			v[j - 1]->count += v[i]->count;
+		else
+			v[j++] = v[i];
+	}
+	qsort(v, j, sizeof(*v), count_cmp);
+	for (i = 0; i < j && v[i]->count; i++)
+		fprintf(f, "%s\t%016llx\t%llu\n", v[i]->zva ? "zva" : "prfm",
+			(unsigned long long)v[i]->pc, (unsigned long long)v[i]->count);
+	if (fclose(f))
+		fprintf(stderr, "tlbtrace: writing %s failed\n", sites_path);
+	free(v);
 }
 
 /*
@@ -322,16 +400,15 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (qemu_plugin_insn_size(insn) != 4)
 			continue;
 		memcpy(&op, qemu_plugin_insn_data(insn), 4);
-		/* DC ZVA, Xt: QEMU zeroes the block with no memory callback. */
-		if ((op & 0xffffffe0) == 0xd50b7420)
-			qemu_plugin_register_vcpu_insn_exec_cb(insn, zva_cb,
+		/*
+		 * DC ZVA, Xt: QEMU zeroes the block with no memory callback;
+		 * nor has a prefetch one. Counted, for a bound.
+		 */
+		if ((op & 0xffffffe0) == 0xd50b7420 || lm_is_prfm(op))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, unseen_cb,
 							       QEMU_PLUGIN_CB_NO_REGS,
-							       (void *)(uintptr_t)(page >> 63));
-		/* Nor a prefetch: counted, as DC ZVA is, for a bound. */
-		if (lm_is_prfm(op))
-			qemu_plugin_register_vcpu_insn_exec_cb(insn, prfm_cb,
-							       QEMU_PLUGIN_CB_NO_REGS,
-							       (void *)(uintptr_t)(page >> 63));
+							       site_new(qemu_plugin_insn_vaddr(insn),
+									!lm_is_prfm(op)));
 		if (tlbi_type(op, &udata))
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, tlbi_cb,
 							       QEMU_PLUGIN_CB_NO_REGS,
@@ -348,6 +425,8 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 			sim.window_id);
 	sim.in_window = 0;
 	sim_json_tail(&sim, nr_bad_layouts);
+	if (sites_path)
+		sites_write();
 	if (fclose(sim.out))
 		fprintf(stderr, "tlbtrace: writing %s failed\n", out_path);
 	if (rec_file && pclose(rec_file))
@@ -388,8 +467,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			on = argv[arg] + 3;
 		} else if (!strncmp(argv[arg], "rec=", 4)) {
 			rec = argv[arg] + 4;
+		} else if (!strncmp(argv[arg], "sites=", 6)) {
+			sites_path = argv[arg] + 6;
 		} else {
-			fprintf(stderr, "tlbtrace: unknown argument '%s' (out=FILE,params=TSV[,on=LAYOUT][,rec=FILE])\n",
+			fprintf(stderr, "tlbtrace: unknown argument '%s' (out=FILE,params=TSV[,on=LAYOUT][,rec=FILE][,sites=FILE])\n",
 				argv[arg]);
 			return -1;
 		}

@@ -52,13 +52,13 @@ tlb_check() {
 	# parallel vCPU threads the plugin's lock can starve one vCPU long
 	# enough for an RCU stall warning on a busy host.
 	if ! PAGE_SIZE=4K JOB=tlb NAME=tlb LOGDIR=$d SMP=2 ICOUNT=0 BBML2=all CMDLINE=nokaslr \
-		QEMU_PLUGIN="$d/tlbtrace.so,out=$d/sim.json,params=$n1,rec=$d/rec.zst" \
+		QEMU_PLUGIN="$d/tlbtrace.so,out=$d/sim.json,params=$n1,rec=$d/rec.zst,sites=$d/sites.tsv" \
 		"$TOP/scripts/job/boot.sh" >"$d/boot.txt" 2>&1 ||
 	   ! grep -q '^ok 1 tlb.marked_window' "$d/tlb.data"; then
 		bad "tlb: the plugin loads in QEMU and models a marked window" "$(tail -8 "$d/boot.txt")"
 		return 0
 	fi
-	sum=$(python3 - "$d/sim.json" <<'PY' 2>&1
+	sum=$(python3 - "$d/sim.json" "$d/sites.tsv" <<'PY' 2>&1
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["layouts_received"] == 1 and not r["layouts_damaged"], "layouts: %s" % r
@@ -73,8 +73,17 @@ assert lin["full"]["access"] > 0, "no linear-map accesses"
 assert st["full"]["kernel_to_user"]["access"] > 0, "no kernel-mode accesses to user memory"
 assert st["full"]["user"]["access"] > 0, "no user-mode accesses"
 print("%d kernel + %d user instructions, %d linear-map accesses; L1 refills %d with all PTEs, %d with the boot's blocks"
-      % (w["insns_kernel"], w["insns_user"], lin["full"]["access"], lin["full"]["l1_miss"], lin["series"]["l1_miss"]))
+      % (w["insns_kernel"], w["insns_user"], lin["full"]["access"], lin["full"]["l1_miss"], lin["series"]["l1_miss"]), end="")
 assert lin["series"]["l1_miss"] < lin["full"]["l1_miss"], "blocks take no fewer L1 refills"
+# The instructions the model cannot see: the window's counts and the
+# sites file's, from the same callbacks, must agree; the kernel prefetches.
+sites = [l.split() for l in open(sys.argv[2])]
+for kind, key in (("prfm", "prfm"), ("zva", "dc_zva")):
+    for mode, kernel in (("user", 0), ("kernel", 1)):
+        n = sum(int(c) for k, pc, c in sites if k == kind and int(pc, 16) >> 63 == kernel)
+        assert n == w[key + "_" + mode], "%s by %s: %d in the sites file, %d in the window" % (kind, mode, n, w[key + "_" + mode])
+assert w["prfm_kernel"] > 0, "no kernel PRFM counted"
+print("; %d kernel PRFMs at %d sites, as the window counted them" % (w["prfm_kernel"], sum(1 for k, pc, c in sites if k == "prfm" and int(pc, 16) >> 63)))
 PY
 )
 	if [ $? = 0 ]; then
@@ -103,10 +112,11 @@ PY
 	if ! "$TOP/scripts/bench/tlb/sweep.sh" "$d/tlbsim" "$d/rec.zst" "$d/sweep" >"$d/sweep.log" 2>&1; then
 		bad "tlb: the sensitivity sweep replays every variant" "$(tail -3 "$d/sweep.log")"
 	elif sum=$(python3 "$TOP/scripts/bench/tlb/sweep_report.py" --check "$d/sweep/entries.json" \
-		"$d/sweep/sizes.json" 2>&1); then
-		ok "tlb: the sensitivity sweep replays every variant; more L1D entries, no more refills"
+		"$d/sweep/sizes.json" "$d/sweep/inject.json" 2>&1) &&
+	     grep -q '^l1d-128 ' <<<"$sum" && grep -q '^all@100 ' <<<"$sum" && grep -q '^l1@100 ' <<<"$sum"; then
+		ok "tlb: the sensitivity sweep replays every variant; more L1D entries, no more refills; more injected invalidations, no fewer"
 	else
-		bad "tlb: the sensitivity sweep replays every variant; more L1D entries, no more refills" "$sum"
+		bad "tlb: the sensitivity sweep replays every variant; more L1D entries, no more refills; more injected invalidations, no fewer" "$sum"
 	fi
 	# relayout.sh: the recording on a layout file, here its own boot's
 	# from the guest's ptdump, counts what its own layout as the guest
