@@ -103,6 +103,9 @@ def summarise(w):
            "dc_zva": [w["dc_zva_user"], w["dc_zva_kernel"]],
            # Counted since the plugin decodes prefetches; None before.
            "prfm": [w["prfm_user"], w["prfm_kernel"]] if "prfm_kernel" in w else None,
+           # ... and those before an exclusive load of their address
+           # (the LL/SC atomics'), apart since the plugin tells them.
+           "prfm_excl": [w["prfm_excl_user"], w["prfm_excl_kernel"]] if "prfm_excl_kernel" in w else None,
            "linear_bytes": w["linear_bytes"], "on_linear_bytes": w["on_linear_bytes"],
            "models": {}, "footprint": {}}
     for name, _ in LAYOUTS:
@@ -149,10 +152,10 @@ def sites_table(d, top=8):
         rows.setdefault(kind, []).append((int(pc, 16), int(n)))
     md = ["", "## Where the unseen instructions are (inside the windows, kernel only)", "",
           "| kind | instruction | runs | share of its kind |", "|---|---|---:|---:|"]
-    for kind in ("prfm", "zva"):
+    for kind in ("prfm", "prfm-excl", "zva"):
         k = [(pc, n) for pc, n in rows.get(kind, []) if pc >> 63]
         total = sum(n for _, n in k)
-        for pc, n in k[:top]:
+        for pc, n in k[:top if kind != "prfm-excl" else 3]:
             md.append("| %s | %s | %d | %.1f%% |" % (kind, name(pc), n, 100.0 * n / total))
     return md
 
@@ -289,6 +292,11 @@ def main(d, dcz=64):
            lambda r: per_k(r["dc_zva"][1] * dcz / 4096.0, r["insns"]))
     unseen("prefetches by PRFM", "kernel PRFMs",
            lambda r: None if r["prfm"] is None else per_k(r["prfm"][1], r["insns"]))
+    ex = [per_k(r["prfm_excl"][1], r["insns"]) for wl in runs for _, r in runs[wl] if r["prfm_excl"]]
+    if ex:
+        md.extend(["", "Left out of the PRFM bound: the prefetches before an exclusive load of their "
+                   "address (the LL/SC atomics' PRFM PSTL1STRM), %s per 1000 instructions (median over "
+                   "every window): their lookup is the load's, which the model sees." % fmt(med(ex))])
     md += sites_table(d)
 
     md += ["", "## Sensitivity (replayed): series vs full under each variant, dTLB:k, then walks", "",

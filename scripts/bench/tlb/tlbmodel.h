@@ -627,7 +627,7 @@ struct footprint {		/* per layout, per vCPU */
 };
 
 struct counters {
-	uint64_t kinsns, uinsns, records, tlbi[3], zva[2], prfm[2];
+	uint64_t kinsns, uinsns, records, tlbi[3], zva[2], prfm[4];
 };
 
 struct sim {
@@ -1046,6 +1046,7 @@ static inline void window_stop(struct sim *s)
 	       "\"records\": %llu, \"tlbi_all\": %llu, \"tlbi_user\": %llu, "
 	       "\"tlbi_va\": %llu, \"dc_zva_user\": %llu, \"dc_zva_kernel\": %llu, "
 	       "\"prfm_user\": %llu, \"prfm_kernel\": %llu, "
+	       "\"prfm_excl_user\": %llu, \"prfm_excl_kernel\": %llu, "
 	       "\"linear_bytes\": %llu, \"on_linear_bytes\": %llu, \"end_layout\": %d,\n   \"layouts\": {",
 	       s->windows_out ? "," : "", s->window_id,
 	       (unsigned long long)(c->kinsns - b->kinsns),
@@ -1058,6 +1059,8 @@ static inline void window_stop(struct sim *s)
 	       (unsigned long long)(c->zva[1] - b->zva[1]),
 	       (unsigned long long)(c->prfm[0] - b->prfm[0]),
 	       (unsigned long long)(c->prfm[1] - b->prfm[1]),
+	       (unsigned long long)(c->prfm[2] - b->prfm[2]),
+	       (unsigned long long)(c->prfm[3] - b->prfm[3]),
 	       (unsigned long long)s->lin_bytes, (unsigned long long)s->on_bytes,
 	       s->have_end);
 	for (i = 0; i < s->nlayouts; i++) {
@@ -1155,7 +1158,7 @@ static inline void sim_record(struct sim *s, uint64_t r)
 		s->c.zva[val & 1]++;
 		break;
 	case LM_T_PRFM:
-		s->c.prfm[val & 1]++;
+		s->c.prfm[val & 3]++;
 		break;
 	default:
 		die("unknown record type in the trace%s", "");

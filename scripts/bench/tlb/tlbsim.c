@@ -876,10 +876,11 @@ static int selftest(const char *dir)
 	r[n++] = LM_REC(1, LM_T_PRFM, 0);
 	r[n++] = LM_REC(1, LM_T_PRFM, 0);
 	r[n++] = LM_REC(0, LM_T_PRFM, 0);
+	r[n++] = LM_REC(3, LM_T_PRFM, 0);
 	r[n++] = LM_REC(1, LM_T_ZVA, 0);
 	st_run(&s, r, n);
-	st_check("counts: PRFM by EL1, by EL0, DC ZVA by EL1",
-		 s.c.prfm[1] * 100 + s.c.prfm[0] * 10 + s.c.zva[1], 211);
+	st_check("counts: PRFM by EL1, by EL0, before an exclusive load by EL1, DC ZVA by EL1",
+		 s.c.prfm[1] * 1000 + s.c.prfm[0] * 100 + s.c.prfm[3] * 10 + s.c.zva[1], 2111);
 	{
 		/* Encodings as GNU as gives them; loads beside them are not. */
 		static const uint32_t prfm[] = {
@@ -897,6 +898,22 @@ static int selftest(const char *dir)
 			no += !lm_is_prfm(other[i]);
 		st_check("prfm: the plugin's decoder, 6 prefetches and 8 other instructions",
 			 yes * 10 + no, 68);
+		/*
+		 * PRFM PSTL1STRM, [x3] before LDXR, LDAXR, LDXP, LDAXP [x3]:
+		 * the LL/SC atomics'; not before LDR, LDAR or STXR [x3], nor
+		 * before LDXR [x2], nor with an offset.
+		 */
+		yes = lm_prfm_before_exclusive(0xf9800071, 0x885f7c61) +
+		      lm_prfm_before_exclusive(0xf9800071, 0xc85ffc61) +
+		      lm_prfm_before_exclusive(0xf9800071, 0xc87f0861) +
+		      lm_prfm_before_exclusive(0xf9800071, 0x887f8861);
+		no = !lm_prfm_before_exclusive(0xf9800071, 0xf9400061) +
+		     !lm_prfm_before_exclusive(0xf9800071, 0xc8dffc61) +
+		     !lm_prfm_before_exclusive(0xf9800071, 0xc8047c61) +
+		     !lm_prfm_before_exclusive(0xf9800071, 0x885f7c41) +
+		     !lm_prfm_before_exclusive(0xf987fc71, 0x885f7c61);
+		st_check("prfm: before an exclusive load of its address, 4 pairs and 5 others",
+			 yes * 10 + no, 45);
 	}
 
 	/* coalesce4: four linear 4K pages share an L2 entry; user ones not. */

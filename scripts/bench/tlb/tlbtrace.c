@@ -11,8 +11,9 @@
  * rec= also writes what the model is handed, compressed, for tlbsim to
  * replay against other cores and variants (and to check that it counts
  * as the plugin does). sites= writes, for the DC ZVA and PRFM the model
- * cannot see, how often each instruction ran inside windows: "zva" or
- * "prfm", its address, the count, a line each, most run first.
+ * cannot see, how often each instruction ran inside windows: "zva",
+ * "prfm" or "prfm-excl" (a prefetch before an exclusive load of its
+ * address), its address, the count, a line each, most run first.
  *
  * TCG has no architectural TLB, and QEMU 7.2's plugins cannot read guest
  * registers or memory: the plugin sees virtual addresses, not the page
@@ -70,10 +71,13 @@ static struct rx_layout rx;
  * An instruction the model cannot see (DC ZVA, PRFM): one per
  * translation of it; at_exit() adds up those of one address.
  */
+enum { SITE_ZVA, SITE_PRFM, SITE_PRFM_EXCL };
+static const char *const site_kind[] = { "zva", "prfm", "prfm-excl" };
+
 struct site {
 	uint64_t pc;
 	uint64_t count;		/* inside windows */
-	int zva;
+	int kind;
 	struct site *next;
 };
 static struct site *sites;
@@ -284,11 +288,12 @@ static void unseen_cb(unsigned int cpu, void *udata)
 		return;
 	if (sim.in_window)
 		__atomic_fetch_add(&st->count, 1, __ATOMIC_RELAXED);
-	record(LM_REC(st->pc >> 63, st->zva ? LM_T_ZVA : LM_T_PRFM, cpu));
+	record(LM_REC(st->pc >> 63 | (st->kind == SITE_PRFM_EXCL) << 1,
+		      st->kind == SITE_ZVA ? LM_T_ZVA : LM_T_PRFM, cpu));
 }
 
 /* Under tb_trans(): a site for the instruction at @pc. */
-static struct site *site_new(uint64_t pc, int zva)
+static struct site *site_new(uint64_t pc, int kind)
 {
 	struct site *st = calloc(1, sizeof(*st));
 
@@ -297,7 +302,7 @@ static struct site *site_new(uint64_t pc, int zva)
 		abort();
 	}
 	st->pc = pc;
-	st->zva = zva;
+	st->kind = kind;
 	pthread_mutex_lock(&lock);
 	st->next = sites;
 	sites = st;
@@ -309,8 +314,8 @@ static int site_cmp(const void *a, const void *b)
 {
 	const struct site *x = *(struct site *const *)a, *y = *(struct site *const *)b;
 
-	if (x->zva != y->zva)
-		return x->zva < y->zva ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
 	return x->pc < y->pc ? -1 : x->pc > y->pc;
 }
 
@@ -347,7 +352,7 @@ static void sites_write(void)
 	}
 	qsort(v, j, sizeof(*v), count_cmp);
 	for (i = 0; i < j && v[i]->count; i++)
-		fprintf(f, "%s\t%016llx\t%llu\n", v[i]->zva ? "zva" : "prfm",
+		fprintf(f, "%s\t%016llx\t%llu\n", site_kind[v[i]->kind],
 			(unsigned long long)v[i]->pc, (unsigned long long)v[i]->count);
 	if (fclose(f))
 		fprintf(stderr, "tlbtrace: writing %s failed\n", sites_path);
@@ -391,7 +396,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		uintptr_t udata;
-		uint32_t op;
+		uint32_t op, next = 0;
+		int kind = -1;
 
 		qemu_plugin_register_vcpu_mem_cb(insn, mem_cb,
 						 QEMU_PLUGIN_CB_NO_REGS,
@@ -400,15 +406,20 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (qemu_plugin_insn_size(insn) != 4)
 			continue;
 		memcpy(&op, qemu_plugin_insn_data(insn), 4);
+		if (i + 1 < n && qemu_plugin_insn_size(qemu_plugin_tb_get_insn(tb, i + 1)) == 4)
+			memcpy(&next, qemu_plugin_insn_data(qemu_plugin_tb_get_insn(tb, i + 1)), 4);
 		/*
 		 * DC ZVA, Xt: QEMU zeroes the block with no memory callback;
 		 * nor has a prefetch one. Counted, for a bound.
 		 */
-		if ((op & 0xffffffe0) == 0xd50b7420 || lm_is_prfm(op))
+		if ((op & 0xffffffe0) == 0xd50b7420)
+			kind = SITE_ZVA;
+		else if (lm_is_prfm(op))
+			kind = lm_prfm_before_exclusive(op, next) ? SITE_PRFM_EXCL : SITE_PRFM;
+		if (kind >= 0)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, unseen_cb,
 							       QEMU_PLUGIN_CB_NO_REGS,
-							       site_new(qemu_plugin_insn_vaddr(insn),
-									!lm_is_prfm(op)));
+							       site_new(qemu_plugin_insn_vaddr(insn), kind));
 		if (tlbi_type(op, &udata))
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, tlbi_cb,
 							       QEMU_PLUGIN_CB_NO_REGS,

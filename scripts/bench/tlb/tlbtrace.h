@@ -65,7 +65,8 @@ enum lm_rec_type {
 	LM_T_LAYOUT,		/* value: n; 2n raw words follow (recordings) */
 	LM_T_LAYOUT_ON,		/* the same, rodata=on's linear map (recordings) */
 	LM_T_ZVA,		/* DC ZVA: value 1 by EL1; no address (counted) */
-	LM_T_PRFM,		/* PRFM: value 1 by EL1; no address (counted) */
+	LM_T_PRFM,		/* PRFM: value bit 0 by EL1, bit 1 before an
+				 * exclusive load of its address; counted */
 	LM_NR_TYPES,
 };
 
@@ -97,6 +98,18 @@ static inline int lm_is_prfm(uint32_t insn)
 	       (insn & 0xffe00c00) == 0xf8a00800 ||	/* PRFM (register) */
 	       (insn & 0xffe00c00) == 0xf8800000 ||	/* PRFUM */
 	       (insn & 0xff000000) == 0xd8000000;	/* PRFM (literal) */
+}
+
+/*
+ * The prefetch LL/SC atomics issue before their exclusive load of the
+ * same address (PRFM PSTL1STRM, [Xn], then LDXR, LDAXR, LDXP or LDAXP
+ * [Xn]): its lookup is the load's, so it is no refill of its own.
+ */
+static inline int lm_prfm_before_exclusive(uint32_t prfm, uint32_t next)
+{
+	return (prfm & 0xffc00000) == 0xf9800000 && !((prfm >> 10) & 0xfff) &&
+	       (next & 0x3fc00000) == 0x08400000 &&
+	       ((prfm >> 5) & 31) == ((next >> 5) & 31);
 }
 
 /* The filter: the last LM_FILTER distinct pages, most recent first. */

@@ -78,12 +78,14 @@ assert lin["series"]["l1_miss"] < lin["full"]["l1_miss"], "blocks take no fewer 
 # The instructions the model cannot see: the window's counts and the
 # sites file's, from the same callbacks, must agree; the kernel prefetches.
 sites = [l.split() for l in open(sys.argv[2])]
-for kind, key in (("prfm", "prfm"), ("zva", "dc_zva")):
+for kind, key in (("prfm", "prfm"), ("prfm-excl", "prfm_excl"), ("zva", "dc_zva")):
     for mode, kernel in (("user", 0), ("kernel", 1)):
         n = sum(int(c) for k, pc, c in sites if k == kind and int(pc, 16) >> 63 == kernel)
         assert n == w[key + "_" + mode], "%s by %s: %d in the sites file, %d in the window" % (kind, mode, n, w[key + "_" + mode])
-assert w["prfm_kernel"] > 0, "no kernel PRFM counted"
-print("; %d kernel PRFMs at %d sites, as the window counted them" % (w["prfm_kernel"], sum(1 for k, pc, c in sites if k == "prfm" and int(pc, 16) >> 63)))
+assert w["prfm_kernel"] + w["prfm_excl_kernel"] > 0, "no kernel PRFM counted"
+print("; %d kernel PRFMs, %d of them before an exclusive load, at %d sites, as the window counted them"
+      % (w["prfm_kernel"] + w["prfm_excl_kernel"], w["prfm_excl_kernel"],
+         sum(1 for k, pc, c in sites if k.startswith("prfm") and int(pc, 16) >> 63)))
 PY
 )
 	if [ $? = 0 ]; then
