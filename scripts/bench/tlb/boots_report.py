@@ -9,7 +9,9 @@ usage: boots_report.py DIR...
   range of its windows; then the spread of those medians between boots,
   and the same over every window of every boot. Where the plugin counted
   PRFM, the bound it puts on the change (each kernel PRFM one refill in
-  rodata=full and none in the series, or one in both).
+  rodata=full and none in the series, or one in both), and those it left
+  out as the LL/SC atomics' (before an exclusive load of their address),
+  or "not told apart" for a boot whose plugin counted them in.
 """
 import json
 import os
@@ -55,7 +57,7 @@ def main(argv):
             runs = j.get(wl, [])
             if not runs:
                 continue
-            ch, full, hi, lo, ps = [], [], [], [], []
+            ch, full, hi, lo, ps, ex = [], [], [], [], [], []
             for r in runs:
                 f = r["models"]["base"]["full"]["dtlb_k"]
                 s = r["models"]["base"]["series"]["dtlb_k"]
@@ -64,13 +66,16 @@ def main(argv):
                 if r.get("prfm") is not None:
                     p = per_k(r["prfm"][1], r["insns"])
                     ps.append(p)
+                    if r.get("prfm_excl") is not None:
+                        ex.append(per_k(r["prfm_excl"][1], r["insns"]))
                     hi.append(change(f + p, s))
                     lo.append(change(f + p, s + p))
             meds.append(statistics.median(ch))
             every += ch
             print("| %s | %s | %d | %.4f | %s | %s | %s |" % (
                 wl, os.path.basename(os.path.normpath(d)), len(runs), statistics.median(full), rng(ch),
-                "%.4f" % statistics.median(ps) if ps else "not counted",
+                ("%.4f (%s)" % (statistics.median(ps), "%.4f left out" % statistics.median(ex)
+                                if ex else "LL/SC ones not told apart")) if ps else "not counted",
                 "%s / %s" % (pct(statistics.median(hi)), pct(statistics.median(lo))) if ps else "-"))
         if len(meds) > 1:
             print("| %s | between boots: median of the boots' medians [lowest, highest] | %d boots | | %s | | |"
