@@ -25,6 +25,7 @@
 #   TLB_REPLAY     1; 0: no recording and no replay (the plugin's own models
 #                  only: a further boot, for the spread between boots)
 #   TLB_OUT        out/tlb: the directory it writes (emptied first)
+#   TLB_VCPUS      2: the guest's vCPUs (1 to 8), each with its own TLBs
 # Writes TLB_OUT/report.md, tlb.json and tlb.png; the recording is
 # TLB_OUT/rec.zst.
 
@@ -80,6 +81,8 @@ T=${TLB_OUT:-$OUT/tlb}
 REPLAY=${TLB_REPLAY:-1}
 case $REPLAY in 0|1) ;; *) die "TLB_REPLAY takes 1 or 0 (got '$REPLAY')" ;; esac
 case $T in /*) ;; *) die "TLB_OUT takes an absolute path (got '$T')" ;; esac
+VCPUS=${TLB_VCPUS:-2}
+[[ "$VCPUS" =~ ^[1-8]$ ]] || die "TLB_VCPUS takes 1 to 8 vCPUs (got '$VCPUS')"
 N1=$TOP/scripts/bench/tlb/neoverse-n1.tsv
 rm -rf "$T"
 mkdir -p "$T"
@@ -96,7 +99,7 @@ ROOTFS_IMG=$("$TOP/scripts/job/rootfs.sh") || die "bench-tlb: no Debian userspac
 # even rodata=on page-mapped. nokaslr: both boots' linear maps the same.
 common="nokaslr kfence.sample_interval=1000000"
 msg "bench-tlb: rodata=on's layout (a boot without the plugin)"
-SERIES=on JOB=tlb NAME=rodata-on LOGDIR=$T MEM=$MEMORY SMP=2 ICOUNT=0 \
+SERIES=on JOB=tlb NAME=rodata-on LOGDIR=$T MEM=$MEMORY SMP=$VCPUS ICOUNT=0 \
 	CMDLINE="rodata=on $common" "$TOP/scripts/job/boot.sh" ||
 	die "bench-tlb: the rodata=on boot failed; see $T/rodata-on.log"
 
@@ -116,7 +119,7 @@ if [[ ",$list," == *,memcached_host,* ]]; then
 	# usually ended by then, and a kill of it must not fail the run.
 	trap 'kill $mcload 2>/dev/null || true' EXIT
 fi
-SERIES=on JOB=tlb NAME=traced LOGDIR=$T MEM=$MEMORY SMP=2 ICOUNT=0 QEMU_TIMEOUT=5400 \
+SERIES=on JOB=tlb NAME=traced LOGDIR=$T MEM=$MEMORY SMP=$VCPUS ICOUNT=0 QEMU_TIMEOUT=5400 \
 	ICOUNT_SLEEP=$([ -n "$fwd" ] && echo on || echo off) ROOTFS=$ROOTFS_IMG HOSTFWD=$fwd \
 	QEMU_PLUGIN="$T/tlbtrace.so,out=$T/results.json,params=$N1,on=$T/layout-on,sites=$T/sites.tsv$([ "$REPLAY" = 0 ] || echo ",rec=$T/rec.zst")" \
 	CMDLINE="rodata=full bbml2_test=all $common $extra linmap.workloads=$list linmap.wl_secs=$SECS" \
