@@ -66,6 +66,9 @@ static volatile unsigned long flush_gen;
 
 /* The layout being received. */
 static struct rx_layout rx;
+static size_t caprx;
+static uint64_t rx_word[2];
+static int rx_sym, rx_wi, receiving;
 
 /*
  * An instruction the model cannot see (DC ZVA, PRFM): one per
@@ -82,9 +85,6 @@ struct site {
 };
 static struct site *sites;
 static const char *sites_path;
-static size_t caprx;
-static uint64_t rx_word[2];
-static int rx_sym, rx_wi, receiving;
 
 /* Under the lock. */
 static void model(uint64_t rec)
