@@ -18,13 +18,8 @@ import os
 import statistics
 import sys
 
-
-def change(a, b):
-    return 100.0 * (b - a) / a if a else None
-
-
-def per_k(n, insns):
-    return 1000.0 * n / insns if insns else 0.0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import change, per_k, unseen_bounds  # noqa: E402
 
 
 def pct(x):
@@ -68,8 +63,9 @@ def main(argv):
                     ps.append(p)
                     if r.get("prfm_excl") is not None:
                         ex.append(per_k(r["prfm_excl"][1], r["insns"]))
-                    hi.append(change(f + p, s))
-                    lo.append(change(f + p, s + p))
+                    h, low = unseen_bounds(f, s, p)
+                    hi.append(h)
+                    lo.append(low)
             meds.append(statistics.median(ch))
             every += ch
             print("| %s | %s | %d | %.4f | %s | %s | %s |" % (

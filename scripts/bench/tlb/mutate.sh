@@ -12,8 +12,8 @@ work=${1:?usage: mutate.sh WORKDIR}
 jobs=${MUTATE_JOBS:-$(nproc 2>/dev/null || echo 1)}
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "mutate.sh: MUTATE_JOBS takes a count (got '$jobs')" >&2; exit 2; }
 
-# mutate N NAME FILE SUBST WANT: one mutation; its TAP line in
-# WORKDIR/NAME/result.
+# mutate N NAME FILE SUBST WANT: one mutation, in WORKDIR/NAME; its TAP
+# line in WORKDIR/NAME.result.
 mutate() {
 	local n=$1 name=$2 file=$3 subst=$4 want=$5 d=$work/$2 caught
 	rm -rf "$d"
@@ -37,11 +37,11 @@ mutate() {
 
 names=()
 n=0
+mkdir -p "$work"
 while IFS=$'\t' read -r name file subst want; do
 	case $name in ''|'#'*) continue ;; esac
 	n=$((n + 1))
 	names+=("$name")
-	mkdir -p "$work"
 	rm -f "$work/$name.result"
 	mutate "$n" "$name" "$file" "$subst" "$want" &
 	# At most $jobs at once.

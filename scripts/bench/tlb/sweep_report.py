@@ -26,53 +26,59 @@ KMODE = ("kernel_linear", "kernel_other", "kernel_to_user")
 ENTRIES = ["l1d-16", "l1d-32", "neoverse-n1", "l1d-64", "l1d-96", "l1d-128"]
 
 
-def totals(paths):
+def models(j):
+    """(layout, model, instructions) for each rodata=full and series model
+    of each window of one replay."""
+    for w in j["windows"]:
+        insns = w["insns_kernel"] + w["insns_user"]
+        for lay in ("full", "series"):
+            for m in w["layouts"].get(lay, {}).get("models", []):
+                yield lay, m, insns
+
+
+def kernel(m, what):
+    """A model's kernel-mode data l1_miss or walk count."""
+    return sum(m["stats"][c][what] for c in KMODE)
+
+
+def totals(replays):
     """{core: {layout: [kernel l1 misses, instructions]}}, one per replay for the N1."""
     out, n1 = {}, []
-    for p in paths:
-        j = json.load(open(p))
+    for j in replays:
         mine = {}
-        for w in j["windows"]:
-            insns = w["insns_kernel"] + w["insns_user"]
-            for lay in ("full", "series"):
-                for m in w["layouts"].get(lay, {}).get("models", []):
-                    if m["variant"] != "base" or m["scale"] != 1:
-                        continue
-                    t = mine.setdefault(m["core"], {}).setdefault(lay, [0, 0])
-                    t[0] += sum(m["stats"][c]["l1_miss"] for c in KMODE)
-                    t[1] += insns
+        for lay, m, insns in models(j):
+            if m["variant"] != "base" or m["scale"] != 1:
+                continue
+            t = mine.setdefault(m["core"], {}).setdefault(lay, [0, 0])
+            t[0] += kernel(m, "l1_miss")
+            t[1] += insns
         n1.append(mine.get("neoverse-n1"))
         out.update(mine)
     return out, n1
 
 
-def injected(paths):
+def injected(replays):
     """{(kind, rate): {layout: [kernel l1 misses, walks, instructions]}},
-    the N1 without injection as ("none", 0)."""
+    the N1 without injection as ("none", 0), from the replays that inject."""
     out = {}
-    for p in paths:
-        j = json.load(open(p))
-        if not any(m["variant"].startswith("inject_") for w in j["windows"]
-                   for lay in w["layouts"].values() for m in lay["models"]):
+    for j in replays:
+        if not any(m["variant"].startswith("inject_") for _, m, _ in models(j)):
             continue
-        for w in j["windows"]:
-            insns = w["insns_kernel"] + w["insns_user"]
-            for lay in ("full", "series"):
-                for m in w["layouts"].get(lay, {}).get("models", []):
-                    v = m["variant"]
-                    if m["core"] != "neoverse-n1" or m["scale"] != 1:
-                        continue
-                    if v == "base":
-                        key = ("none", 0.0)
-                    elif v.startswith("inject_"):
-                        kind, rate = v[len("inject_"):].split("@")
-                        key = (kind, float(rate))
-                    else:
-                        continue
-                    t = out.setdefault(key, {}).setdefault(lay, [0, 0, 0])
-                    t[0] += sum(m["stats"][c]["l1_miss"] for c in KMODE)
-                    t[1] += sum(m["stats"][c]["walk"] for c in KMODE)
-                    t[2] += insns
+        for lay, m, insns in models(j):
+            v = m["variant"]
+            if m["core"] != "neoverse-n1" or m["scale"] != 1:
+                continue
+            if v == "base":
+                key = ("none", 0.0)
+            elif v.startswith("inject_"):
+                kind, rate = v[len("inject_"):].split("@")
+                key = (kind, float(rate))
+            else:
+                continue
+            t = out.setdefault(key, {}).setdefault(lay, [0, 0, 0])
+            t[0] += kernel(m, "l1_miss")
+            t[1] += kernel(m, "walk")
+            t[2] += insns
     return out
 
 
@@ -113,7 +119,8 @@ def main(argv):
     if not paths:
         sys.stderr.write(__doc__)
         return 2
-    t, n1 = totals(paths)
+    replays = [json.load(open(p)) for p in paths]
+    t, n1 = totals(replays)
     rows = []
     for core in sorted(t, key=lambda c: (c != "neoverse-n1", ENTRIES.index(c) if c in ENTRIES else 99, c)):
         full, ser = t[core].get("full"), t[core].get("series")
@@ -124,7 +131,7 @@ def main(argv):
     print("%-14s %12s %12s %10s" % ("core", "full dTLB:k", "series", "change"))
     for r in rows:
         print("%-14s %12.4f %12.4f %+9.1f%%" % r)
-    inj = injected(paths)
+    inj = injected(replays)
     bad = inject_table(inj) if inj else []
     if not check:
         return 0
